@@ -1,0 +1,74 @@
+"""Memory figures derived from the tensor tables, each with its definition.
+
+Definitions (per build, over the rows of the feature-tensor table `tensors[table == "feature"]`):
+
+- `feature_pool_bytes` = max(end_offset) - min(start_offset): the span of the feature-map pool. In
+  build logs the offsets are pool offsets, so this is the pool the compiler needed; in [09] it equals
+  `Total Internal Memory Size` (0x601280 - 0x454680 = 1756160) to the byte.
+- `feature_sum_bytes` = sum(size_bytes): what the feature maps would need with no address reuse.
+- `computed_reuse_rate` = 1 - feature_pool_bytes / feature_sum_bytes: the share of the no-reuse
+  footprint that address reuse saved (0 = no reuse). Null when the table is missing or empty.
+- `logical_feature_bytes` = sum(logical_bytes): the tensors at their logical (orig) shapes.
+- `padding_bytes` = sum(native_bytes - logical_bytes): bytes added by the NC1HWC2 channel blocks
+  (C2 = 16 for INT8, 8 for FLOAT16) over rows where both shapes are known.
+- `const_span_bytes` = max(end_offset) - min(start_offset) of the const table; in [09] it equals
+  `Total Weight Memory Size` (0x43dc40 = 4447296). `const_sum_bytes` = sum(size_bytes) of the const table.
+
+A build that has tables but no memory row from the log gets a row with source `derived`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from logscope.frames import build_frame
+from logscope.model import ParsedLog
+
+DERIVED_COLUMNS = ("feature_pool_bytes", "feature_sum_bytes", "computed_reuse_rate", "const_span_bytes",
+                   "const_sum_bytes", "padding_bytes", "logical_feature_bytes")
+
+
+def derive_memory(tensors: pd.DataFrame) -> dict[Any, dict[str, Any]]:
+    """Derived figures per build index from a tensors frame."""
+    out: dict[Any, dict[str, Any]] = {}
+    for build_index, rows in tensors.groupby("build_index", dropna=True):
+        figures: dict[str, Any] = {}
+        feature = rows[(rows["table"] == "feature") & rows["size_bytes"].notna()]
+        if len(feature):
+            span = int(feature["end_offset"].max() - feature["start_offset"].min())
+            total = int(feature["size_bytes"].sum())
+            figures["feature_pool_bytes"] = span
+            figures["feature_sum_bytes"] = total
+            figures["computed_reuse_rate"] = 1.0 - span / total if total else None
+            known = feature[feature["padding_bytes"].notna()]
+            figures["padding_bytes"] = int(known["padding_bytes"].sum()) if len(known) else None
+            logical = feature[feature["logical_bytes"].notna()]
+            figures["logical_feature_bytes"] = int(logical["logical_bytes"].sum()) if len(logical) else None
+        const = rows[(rows["table"] == "const") & rows["size_bytes"].notna()]
+        if len(const):
+            figures["const_span_bytes"] = int(const["end_offset"].max() - const["start_offset"].min())
+            figures["const_sum_bytes"] = int(const["size_bytes"].sum())
+        if figures:
+            out[build_index] = figures
+    return out
+
+
+def add_derived_memory(log: ParsedLog) -> None:
+    """Fill the derived columns of `log.frames["memory"]` (adding `derived` rows where needed)."""
+    derived = derive_memory(log.frames["tensors"])
+    if not derived:
+        return
+    records = log.frames["memory"].to_dict("records")
+    seen = set()
+    for record in records:
+        figures = derived.get(record["build_index"])
+        if figures and record["source"] == "build-log":
+            record.update(figures)
+            seen.add(record["build_index"])
+    for build_index, figures in derived.items():
+        if build_index not in seen:
+            records.append({"build_index": build_index, "source": "derived"} | figures)
+    records.sort(key=lambda r: (r["build_index"], r["source"] != "build-log"))
+    log.frames["memory"] = build_frame("memory", records)

@@ -1,0 +1,588 @@
+"""The one place logscope reads bytes.
+
+Every parser works on :class:`LogText`: clean text lines paired with the *original* physical line
+number each one came from. Logs reach us in bad shape, and each problem is handled here once so the
+parsers never have to think about it:
+
+* **Compression is sniffed from magic bytes**, never from the file name: people attach
+  ``build.log`` that is really gzip, or ``trace.gz`` that was already unpacked by the browser.
+  Decompression is streamed with a size cap because a 40 KiB archive can inflate to gigabytes.
+* **Encodings vary.** RKNN toolkits run on Linux (UTF-8), but logs are also captured from
+  Chinese-locale Windows consoles (GBK, e.g. ``已杀死`` for "Killed") or saved by PowerShell
+  (UTF-16 with or without a byte-order mark). Decoding never raises ``UnicodeDecodeError``:
+  latin-1 is the last resort because it maps every byte to a character.
+* **Binary input is refused** with :class:`~logscope.errors.InputError` rather than "parsed",
+  so the user learns they attached a model file instead of a log.
+* **Terminal debris is removed.** tqdm redraws its progress bar with a bare ``\\r``, coloured
+  loggers add ANSI escape codes, and the toolkit often prints its next log line straight after the
+  last bar frame without a newline. Each ``\\r`` frame becomes a logical line that keeps the
+  number of the physical line it was drawn on, so error messages still point at the right line.
+* **Markdown copies are dedented.** A log pasted as an indented code block has four extra spaces
+  on every line, which would turn every line into a "continuation" line for the parsers.
+
+Line-ending convention: ``\\n`` and ``\\r\\n`` end a line. A final line terminator does *not*
+start an extra empty line (``"a\\nb\\n"`` and ``"a\\nb"`` both have two lines), an empty input has
+zero lines, and ``"\\n"`` is one blank line. Blank lines are kept as ``""`` so numbering is exact.
+
+Speed matters because logs can be 50 MB: text with none of ``\\r``, ESC, backspace or a tqdm rate
+marker takes a fast path (one ``split`` and at most one ``rstrip`` per line); otherwise only the
+physical lines that contain such characters get the expensive treatment.
+"""
+
+from __future__ import annotations
+
+import bz2
+import codecs
+import gzip
+import hashlib
+import io
+import lzma
+import os
+import re
+import stat
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import IO, TYPE_CHECKING
+
+from logscope.errors import InputError
+
+if TYPE_CHECKING:
+    from _typeshed import WriteableBuffer
+
+__all__ = ["DEFAULT_MAX_BYTES", "LogText", "decode_bytes", "read_log"]
+
+#: Refuse inputs (after decompression) larger than this by default: 2 GiB.
+DEFAULT_MAX_BYTES = 2 * 1024**3
+
+# Heuristics look at this much of the input: enough to be representative, cheap on 50 MB files.
+_SAMPLE = 64 * 1024
+# Read and decompress in chunks of this size so the size cap is enforced while streaming.
+_CHUNK = 4 * 1024 * 1024
+
+_GZIP_MAGIC = b"\x1f\x8b"
+_XZ_MAGIC = b"\xfd7zXZ\x00"
+# bzip2: "BZh" + block-size digit, then either a block header (BCD pi) or the end-of-stream
+# marker (BCD sqrt(pi)) of an empty stream. Checking those too keeps a text file that happens to
+# begin with "BZh" from being treated as an archive.
+_BZ2_BLOCK_MAGIC = (b"\x31\x41\x59\x26\x53\x59", b"\x17\x72\x45\x38\x50\x90")
+_MAGIC_LEN = 10
+
+# Control characters that do not occur in text logs. \t \n \r are layout, \x1b starts ANSI codes
+# and \x08 is backspace debris from progress bars, so those are not counted. C1 controls
+# (\x80-\x9f) are counted because binary data decoded as latin-1 is full of them.
+_CONTROL = re.compile("[\x00-\x07\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f-\x9f]")
+# What a wrong legacy decoding tends to produce: controls, replacement and private-use characters.
+_SUSPICIOUS = re.compile("[\x00-\x07\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f-\x9f\ufffd\ue000-\uf8ff]")
+
+# Anything that sends a physical line down the slow path (looked for after CRLF normalisation):
+# tqdm's \r redraws, ANSI escapes, backspaces, and tqdm rate brackets that may have a log line glued on.
+_MARKERS = ("\r", "\x1b", "\x08", "it/s]", "s/it]")
+
+# ANSI / VT100 escape sequences. Order matters: CSI and OSC are tried before the generic
+# two-character escapes. None of them may swallow a \r, which separates tqdm frames.
+_ANSI = re.compile(
+    r"""
+      \x1b\[ [0-?]* [ -/]* [@-~]              # CSI: colours \x1b[31m, erase \x1b[K / \x1b[2K, cursor moves
+    | \x1b\] [^\x07\x1b\r]* (?:\x07|\x1b\\)?   # OSC: window title etc., ended by BEL or ST (or the line)
+    | \x1b [PX^_] [^\x1b\r]* (?:\x1b\\)?       # DCS / SOS / PM / APC strings
+    | \x1b [ -/]* [0-~]                        # two-character escapes: ESC 7, ESC (B, ESC M, ...
+    | \x1b                                     # a lone ESC left over from a cut sequence
+    """,
+    re.VERBOSE,
+)
+
+# A toolkit log line glued to the closing bracket of a tqdm rate: "...240.65it/s]E build: ...".
+# The lookahead requires "<level letter><space><non-space>" so ordinary text is never split.
+_TQDM_GLUE = re.compile(r"(?<=it/s\]|s/it\])(?=[DIWE] \S)")
+
+
+@dataclass(frozen=True)
+class LogText:
+    """A decoded, cleaned log: the only thing parsers ever receive.
+
+    ``lines[i]`` is a logical line and ``numbers[i]`` the 1-based physical line of the original
+    file it came from. Several logical lines share a number when one physical line held several
+    tqdm frames or a log line glued to a progress bar; that is why numbers are stored rather than
+    derived from the index. ``notes`` tell the user what cleaning did, so a surprising result can
+    be explained ("decoded as gb18030", "dedented 4 spaces", ...).
+    """
+
+    path: str
+    lines: list[str] = field(repr=False)
+    numbers: list[int] = field(repr=False)
+    encoding: str
+    compression: str | None
+    sha256: str
+    size_bytes: int
+    notes: tuple[str, ...]
+
+
+def read_log(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_BYTES) -> LogText:
+    """Read, decompress, decode and clean the log at ``path``.
+
+    Every failure a user can cause (missing file, directory, permissions, corrupt or truncated
+    archive, oversized or binary input) becomes an :class:`InputError` with a one-line reason, so
+    the CLI can print it instead of a traceback. The file is read in chunks and decompression is
+    streamed, so the ``max_bytes`` cap stops a decompression bomb long before memory runs out.
+    """
+    name = os.fspath(path)
+    try:
+        fh = open(name, "rb")  # noqa: SIM115 - closed by the with-block right below
+    except FileNotFoundError:
+        raise InputError(f"{name}: no such file") from None
+    except IsADirectoryError:
+        raise InputError(f"{name}: is a directory, not a log file") from None
+    except PermissionError:
+        raise InputError(f"{name}: permission denied") from None
+    except OSError as exc:
+        raise InputError(f"{name}: cannot open: {_one_line(exc)}") from None
+    with fh:
+        try:
+            st = os.fstat(fh.fileno())
+            if stat.S_ISDIR(st.st_mode):
+                raise InputError(f"{name}: is a directory, not a log file")
+            head = fh.read(_MAGIC_LEN)
+            compression = _sniff_compression(head)
+            if compression is None:
+                # Fail fast on a regular file that is obviously too big; pipes are capped while reading.
+                if stat.S_ISREG(st.st_mode) and st.st_size > max_bytes:
+                    raise InputError(f"{name}: {st.st_size} bytes is larger than the limit of {max_bytes}")
+                raw = _read_capped(fh.read, head, name, max_bytes, compressed=False)
+            else:
+                # Replay the sniffed header in front of the rest: works for pipes, which cannot seek.
+                stream = io.BufferedReader(_Replay(head, fh))
+                raw = _decompress(stream, compression, name, max_bytes)
+        except OSError as exc:
+            raise InputError(f"{name}: read error: {_one_line(exc)}") from None
+    return _build(raw, name, compression)
+
+
+def decode_bytes(data: bytes, path: str = "<bytes>", *, max_bytes: int = DEFAULT_MAX_BYTES) -> LogText:
+    """Do everything :func:`read_log` does, on bytes already in memory.
+
+    Compressed data is recognised by its magic bytes here too, so callers holding an upload or a
+    test fixture get exactly the same result as reading the file. ``path`` is only used in
+    messages and copied to :attr:`LogText.path`.
+    """
+    compression = _sniff_compression(data[:_MAGIC_LEN])
+    if compression is None:
+        if len(data) > max_bytes:
+            raise InputError(f"{path}: {len(data)} bytes is larger than the limit of {max_bytes}")
+        raw = data
+    else:
+        raw = _decompress(io.BytesIO(data), compression, path, max_bytes)
+    return _build(raw, path, compression)
+
+
+# --------------------------------------------------------------------------------------------
+# Bytes: compression, size cap
+# --------------------------------------------------------------------------------------------
+
+
+def _plural(n: int, word: str) -> str:
+    """``"1 line"`` / ``"3 lines"``: notes are read by people."""
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _one_line(exc: BaseException) -> str:
+    """First line of an exception message: InputError reasons must fit on one line."""
+    text = getattr(exc, "strerror", None) or str(exc)
+    first = str(text).strip().splitlines()
+    return first[0] if first else type(exc).__name__
+
+
+def _sniff_compression(head: bytes) -> str | None:
+    """Name the compression from magic bytes, because file extensions lie."""
+    if head.startswith(_GZIP_MAGIC):
+        return "gzip"
+    if head.startswith(_XZ_MAGIC):
+        return "xz"
+    # Too short to see the block magic: still call it bz2 so it is reported as truncated.
+    if head[:3] == b"BZh" and head[3:4].isdigit() and head[3:4] != b"0" and (
+        len(head) < 10 or head[4:10] in _BZ2_BLOCK_MAGIC
+    ):
+        return "bz2"
+    return None
+
+
+class _Replay(io.RawIOBase):
+    """A raw stream that returns ``head`` first, then the rest of ``rest``.
+
+    We must read the magic bytes before knowing which decompressor to use, and a pipe cannot be
+    rewound, so the bytes already read are replayed instead of seeking back.
+    """
+
+    def __init__(self, head: bytes, rest: IO[bytes]) -> None:
+        super().__init__()
+        self._head = head
+        self._rest = rest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: WriteableBuffer, /) -> int:
+        view = memoryview(buffer).cast("B")
+        if self._head:
+            n = min(len(view), len(self._head))
+            view[:n] = self._head[:n]
+            self._head = self._head[n:]
+            return n
+        data = self._rest.read(len(view))
+        view[: len(data)] = data
+        return len(data)
+
+
+def _read_capped(
+    read: Callable[[int], bytes], head: bytes, name: str, max_bytes: int, *, compressed: bool
+) -> bytes:
+    """Read chunks until EOF, refusing as soon as the total passes ``max_bytes``.
+
+    Stopping early (rather than reading everything and then checking) is what makes the cap a
+    protection against decompression bombs and endless pipes.
+    """
+    chunks = [head] if head else []
+    total = len(head)
+    while True:
+        chunk = read(_CHUNK)
+        if not chunk:
+            break
+        total += len(chunk)
+        if total > max_bytes:
+            if compressed:
+                raise InputError(
+                    f"{name}: decompressed data exceeds the limit of {max_bytes} bytes "
+                    "(refusing a possible decompression bomb)"
+                )
+            raise InputError(f"{name}: larger than the limit of {max_bytes} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _open_decompressor(kind: str, stream: IO[bytes]) -> io.BufferedIOBase:
+    """A file-like decompressor for ``kind`` reading from ``stream``."""
+    if kind == "gzip":
+        return gzip.GzipFile(fileobj=stream, mode="rb")
+    if kind == "bz2":
+        return bz2.BZ2File(stream, mode="rb")
+    return lzma.LZMAFile(stream, mode="rb", format=lzma.FORMAT_XZ)
+
+
+def _decompress(stream: IO[bytes], kind: str, name: str, max_bytes: int) -> bytes:
+    """Stream-decompress ``stream``; corrupt or truncated archives become a one-line InputError.
+
+    The stdlib file wrappers decompress with a bounded output size per ``read`` call, so memory
+    stays at roughly ``max_bytes`` plus one chunk even for a bomb. They also handle concatenated
+    members (``cat a.gz b.gz``, pbzip2 output).
+    """
+    try:
+        with _open_decompressor(kind, stream) as dec:
+            return _read_capped(dec.read, b"", name, max_bytes, compressed=True)
+    except EOFError:
+        raise InputError(f"{name}: truncated {kind} archive (ends before its end-of-stream marker)") from None
+    except (OSError, zlib.error, lzma.LZMAError, ValueError) as exc:
+        raise InputError(f"{name}: corrupt {kind} archive: {_one_line(exc)}") from None
+
+
+# --------------------------------------------------------------------------------------------
+# Text: encoding, binary detection
+# --------------------------------------------------------------------------------------------
+
+
+def _sniff_utf16(raw: bytes) -> str | None:
+    """Recognise BOM-less UTF-16 by its NUL bytes.
+
+    ASCII text in UTF-16 has a NUL in every other byte (odd offsets for little-endian, even for
+    big-endian). Requiring that pattern to be strong *and* one-sided keeps binary files, which
+    have NULs everywhere, from being taken for UTF-16.
+    """
+    sample = raw[:_SAMPLE]
+    pairs = len(sample) // 2
+    if pairs == 0:
+        return None
+    nul_even = sample[0 : 2 * pairs : 2].count(0)
+    nul_odd = sample[1 : 2 * pairs : 2].count(0)
+    if nul_odd * 4 >= pairs and nul_even * 10 <= nul_odd:
+        return "utf-16-le"
+    if nul_even * 4 >= pairs and nul_odd * 10 <= nul_even:
+        return "utf-16-be"
+    return None
+
+
+_HIGH_BYTES = bytes(range(0x80, 0x100))
+
+
+def _mostly_utf8(raw: bytes) -> tuple[str, int] | None:
+    """Decode as UTF-8 with replacement when only a few bytes are invalid.
+
+    A UTF-8 log cut in the middle of a character (``head -c``, log rotation) or with one stray
+    byte must not be re-decoded as gb18030 or latin-1, which would garble every CJK character in
+    it. GBK text, by contrast, is mostly invalid UTF-8, so it fails the ratio test below.
+    """
+    text = raw.decode("utf-8", "replace")
+    bad = text.count("\ufffd") - raw.count("\ufffd".encode())
+    ascii_chars = len(raw.translate(None, _HIGH_BYTES))
+    valid_non_ascii = len(text) - ascii_chars - text.count("\ufffd")
+    if bad > 0 and valid_non_ascii >= 4 * bad:
+        return text, bad
+    return None
+
+
+def _looks_sane(text: str) -> bool:
+    """True when a legacy decoding produced few control, replacement or private-use characters."""
+    sample = text[:_SAMPLE]
+    return len(_SUSPICIOUS.findall(sample)) * 100 <= len(sample)
+
+
+def _decode(raw: bytes, name: str) -> tuple[str, str, list[str]]:
+    """Pick an encoding and decode; return ``(text, encoding, notes)``. Never UnicodeDecodeError.
+
+    Order: byte-order mark, BOM-less UTF-16, strict UTF-8, UTF-8 with a handful of bad bytes,
+    strict gb18030 if the result looks like text (a superset of GBK, the Chinese Windows console
+    encoding), then latin-1, which cannot fail. Binary input is refused along the way.
+    """
+    if raw.startswith(codecs.BOM_UTF8):
+        text = raw[3:].decode("utf-8", "replace")
+        return text, "utf-8-sig", ["decoded as utf-8-sig (byte-order mark removed)"]
+    if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        # The "utf-16" codec reads the BOM to pick the byte order and drops it.
+        return raw.decode("utf-16", "replace"), "utf-16", ["decoded as utf-16 (byte-order mark)"]
+    utf16 = _sniff_utf16(raw)
+    if utf16 is not None:
+        text = raw.decode(utf16, "replace")
+        return text, utf16, [f"decoded as {utf16} (no byte-order mark; detected from NUL byte pattern)"]
+
+    # All remaining candidates are ASCII-compatible, so a NUL byte is a NUL character: refuse
+    # binary data before spending time decoding a possibly huge file.
+    if b"\x00" in raw[:_SAMPLE]:
+        raise InputError(f"{name}: looks binary (NUL bytes near the start), not a text log")
+    try:
+        return raw.decode("utf-8"), "utf-8", []
+    except UnicodeDecodeError:
+        pass
+    mostly = _mostly_utf8(raw)
+    if mostly is not None:
+        text, bad = mostly
+        replaced = _plural(bad, "invalid byte sequence")
+        return text, "utf-8", [f"decoded as utf-8 with {replaced} replaced by U+FFFD"]
+    try:
+        text = raw.decode("gb18030")
+    except UnicodeDecodeError:
+        pass
+    else:
+        if _looks_sane(text):
+            return text, "gb18030", ["decoded as gb18030"]
+    return raw.decode("latin-1"), "latin-1", ["decoded as latin-1 (neither utf-8 nor gb18030)"]
+
+
+def _check_text(text: str, name: str) -> None:
+    """Refuse decoded data that is not text: NULs or >10% control characters near the start."""
+    sample = text[:_SAMPLE]
+    if "\x00" in sample:
+        raise InputError(f"{name}: looks binary (NUL characters near the start), not a text log")
+    controls = len(_CONTROL.findall(sample))
+    if controls * 10 > len(sample):
+        share = 100 * controls // len(sample)
+        raise InputError(
+            f"{name}: looks binary ({share}% control characters in the first "
+            f"{len(sample)} characters), not a text log"
+        )
+
+
+# --------------------------------------------------------------------------------------------
+# Lines: splitting, terminal debris, dedent
+# --------------------------------------------------------------------------------------------
+
+
+def _dirty_lines(text: str) -> list[int]:
+    """0-based indices (ascending, unique) of the physical lines that need the slow path.
+
+    Each marker is located with ``str.find`` and newlines are counted with ``str.count``, both in
+    C: a 50 MB log with a handful of coloured lines costs little more than the fast path (one regex
+    scan over the whole text would cost more than everything else together). After a hit the
+    search resumes at the next line, so a tqdm line with thousands of ``\\r`` is visited once.
+    """
+    starts: list[int] = []
+    find = text.find
+    for marker in _MARKERS:
+        pos = find(marker)
+        while pos >= 0:
+            starts.append(pos)
+            nl = find("\n", pos)
+            if nl < 0:
+                break
+            pos = find(marker, nl + 1)
+    starts.sort()
+    dirty: list[int] = []
+    line = 0
+    upto = 0
+    for start in starts:
+        line += text.count("\n", upto, start)
+        upto = start
+        if not dirty or dirty[-1] != line:
+            dirty.append(line)
+    return dirty
+
+
+def _common_prefix(strings: list[str]) -> str:
+    """Longest common leading substring (the min and max strings bound all others)."""
+    lo, hi = min(strings), max(strings)
+    n = 0
+    while n < len(lo) and lo[n] == hi[n]:
+        n += 1
+    return lo[:n]
+
+
+def _dedent(phys: list[str]) -> str | None:
+    """Remove markdown code-block indentation; return a note, or None if nothing was done.
+
+    Only when *every* non-blank line starts with four spaces or a tab: a real log has lines at
+    column 0, and its indented continuation lines must keep their indentation. The amount removed
+    is the common leading whitespace (the minimum over non-blank lines), the same for every line,
+    so relative indentation survives. Works on physical lines, before ``\\r`` frames are split:
+    markdown indents the start of a physical line, not each progress-bar frame.
+    """
+    indented = ("    ", "\t")
+    # Cheap early exit: almost every log has a non-blank line at column 0 near the top.
+    for s in phys:
+        if not s.startswith(indented) and s.strip(" \t\r"):
+            return None
+    leads = [s[: len(s) - len(s.lstrip(" \t"))] for s in phys if s.strip(" \t\r")]
+    if not leads:
+        return None
+    prefix = _common_prefix(leads)
+    if prefix.startswith(indented):
+        cut = len(prefix)
+        for i, s in enumerate(phys):
+            if s.strip(" \t\r"):
+                phys[i] = s[cut:]
+        if prefix == " " * cut:
+            return f"dedented {_plural(cut, 'space')}"
+        if prefix == "\t" * cut:
+            return f"dedented {_plural(cut, 'tab')}"
+        return f"dedented {cut} leading whitespace characters"
+    # Tabs on some lines, spaces on others: remove one markdown level (a tab or four spaces) each.
+    for i, s in enumerate(phys):
+        if s.strip(" \t\r"):
+            phys[i] = s[1:] if s.startswith("\t") else s[4:]
+    return "dedented one markdown level (a tab or 4 spaces)"
+
+
+class _Counts:
+    """Tallies for the notes, so users can see how much debris was removed."""
+
+    def __init__(self) -> None:
+        self.ansi_lines = 0
+        self.bs_lines = 0
+        self.cr_lines = 0
+        self.cr_frames = 0
+        self.glued = 0
+
+
+def _scrub(line: str, counts: _Counts) -> str:
+    """Remove ANSI escape codes and backspaces from one physical line (its ``\\r`` stay)."""
+    if "\x1b" in line:
+        line = _ANSI.sub("", line)
+        counts.ansi_lines += 1
+    if "\x08" in line:
+        # Backspaces come from spinners redrawing a character; the visible text is what is left.
+        line = line.replace("\x08", "")
+        counts.bs_lines += 1
+    return line
+
+
+def _expand(line: str, counts: _Counts) -> list[str]:
+    """Split one scrubbed physical line into its logical lines.
+
+    tqdm redraws the bar by writing ``\\r`` and the new frame, so each frame is its own logical
+    line. Empty frames (from a leading or trailing ``\\r``, or a bar cleared with spaces) are
+    dropped, but a physical line always yields at least one logical line so every physical line
+    number stays present. A toolkit line glued after a tqdm rate bracket is split off as well.
+    """
+    has_cr = "\r" in line
+    frames = line.split("\r") if has_cr else [line]
+    out: list[str] = []
+    for frame in frames:
+        pieces = _TQDM_GLUE.split(frame) if ("it/s]" in frame or "s/it]" in frame) else [frame]
+        counts.glued += len(pieces) - 1
+        for piece in pieces:
+            piece = piece.rstrip(" \t")
+            if piece:
+                out.append(piece)
+    if has_cr:
+        counts.cr_lines += 1
+        counts.cr_frames += len(out)
+    return out or [""]
+
+
+def _split(text: str) -> tuple[list[str], list[int], list[str]]:
+    """Turn decoded text into ``(lines, numbers, notes)`` following the module's conventions."""
+    notes: list[str] = []
+    if not text:
+        return [], [], notes
+    if "\r" in text:
+        crlf = text.count("\r\n")
+        if crlf:
+            text = text.replace("\r\n", "\n")
+            notes.append(f"normalized {_plural(crlf, 'CRLF line ending')}")
+    phys = text.split("\n")
+    if text.endswith("\n"):
+        phys.pop()  # a final terminator ends the last line; it does not start a new one
+
+    dirty = _dirty_lines(text) if any(marker in text for marker in _MARKERS) else []
+    counts = _Counts()
+    for i in dirty:
+        phys[i] = _scrub(phys[i], counts)
+
+    dedent_note = _dedent(phys)
+
+    # Only lines not in `dirty` need stripping here (_expand strips its own pieces), and only if
+    # some line ends in blanks at all; checking first saves a pass over a million clean lines.
+    if " \n" in text or "\t\n" in text or text.endswith((" ", "\t")):
+        phys = [s.rstrip(" \t") for s in phys]
+
+    if not dirty:
+        lines = phys
+        numbers = list(range(1, len(phys) + 1))
+    else:
+        lines = []
+        numbers = []
+        prev = 0
+        for i in dirty:
+            if i > prev:
+                lines.extend(phys[prev:i])
+                numbers.extend(range(prev + 1, i + 1))
+            pieces = _expand(phys[i], counts)
+            lines.extend(pieces)
+            numbers.extend([i + 1] * len(pieces))
+            prev = i + 1
+        lines.extend(phys[prev:])
+        numbers.extend(range(prev + 1, len(phys) + 1))
+
+    if counts.ansi_lines:
+        notes.append(f"stripped ANSI codes on {_plural(counts.ansi_lines, 'line')}")
+    if counts.bs_lines:
+        notes.append(f"removed backspaces on {_plural(counts.bs_lines, 'line')}")
+    if counts.cr_lines:
+        frames = _plural(counts.cr_frames, "carriage-return frame")
+        notes.append(f"split {frames} (from {_plural(counts.cr_lines, 'physical line')})")
+    if counts.glued:
+        notes.append(f"split {_plural(counts.glued, 'log line')} glued to progress bars")
+    if dedent_note:
+        notes.append(dedent_note)
+    return lines, numbers, notes
+
+
+def _build(raw: bytes, name: str, compression: str | None) -> LogText:
+    """Decode, check and split ``raw`` (already decompressed) into a :class:`LogText`."""
+    digest = hashlib.sha256(raw).hexdigest()
+    if not raw:
+        return LogText(name, [], [], "utf-8", compression, digest, 0, ())
+    text, encoding, notes = _decode(raw, name)
+    _check_text(text, name)
+    if "\x00" in text:
+        # Past the sampled head: serial consoles emit stray NULs on line glitches; drop them.
+        notes.append(f"removed {_plural(text.count(chr(0)), 'NUL character')}")
+        text = text.replace("\x00", "")
+    lines, numbers, line_notes = _split(text)
+    return LogText(name, lines, numbers, encoding, compression, digest, len(raw), tuple(notes + line_notes))

@@ -1,0 +1,707 @@
+"""RKNN-Toolkit / librknnc logs into frames: the grammar classifies lines, this module assembles them.
+
+The assembler is a small state machine over classified lines. It keeps three kinds of context that a
+line alone cannot carry:
+
+- which *build* a line belongs to. A file can hold several builds (encoder + decoder, a simulator run
+  then a board run). Builds are segmented on toolkit lines only (banner, `rknn building ...`, compiler
+  invocation, memory tables repeated), never on the example scripts' `--> Building model` prints,
+  because stdout and stderr interleave (rknn-log-formats §10.1);
+- which *table* a row belongs to (layer, feature or const tensor, outlier), from the last header or
+  title seen; rows without a header (issue excerpts) are placed by their own shape;
+- the *open message*: indented lines continue the previous multi-line W/E message or traceback.
+
+Noise lines (known, content-free compiler chatter and tqdm bars) are counted, never stored, so memory
+does not grow with them. Every other line lands in a frame or in `unparsed` with its line number.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from lark import Token, Tree
+from lark.exceptions import LarkError
+
+from logscope.frames import build_frame
+from logscope.io import LogText
+from logscope.model import ParsedLog
+from logscope.parsers.categories import classify_message
+from logscope.parsers.grammar import Fields, load_line_grammar, load_value_parser
+
+_DTYPE_BYTES = {
+    "INT4": 0.5, "UINT4": 0.5, "INT8": 1, "UINT8": 1, "BOOL": 1, "INT16": 2, "UINT16": 2, "FLOAT16": 2,
+    "BFLOAT16": 2, "INT32": 4, "UINT32": 4, "FLOAT": 4, "FLOAT32": 4, "INT64": 8, "UINT64": 8, "FLOAT64": 8,
+}
+_UNIT = {None: 1, "": 1, "B": 1, "bytes": 1, "KB": 1024, "KiB": 1024, "MB": 1024**2, "MiB": 1024**2,
+         "GB": 1024**3, "GiB": 1024**3}
+_MANGLED = re.compile(r"^N4rknn\d+(\w+?)E$")
+_TQDM_FRAME = re.compile(
+    r"(?P<stage>[A-Z][A-Za-z]*(?: \d+)?) ?: +(?P<pct>\d+)%\|[^|]*\| *(?P<done>\d+)/(?P<total>\d+)"
+    r"(?: \[[^\]]*?(?:, *(?P<rate>[\d.]+)(?P<unit>it/s|s/it))?\])?"
+)
+# Counted only: lines whose content is fully known and carries nothing logscope reports.
+_NOISE = frozenset({"NATIVE_NOISE", "LOGGER_BLANK", "OPT_STEP", "TK1_GRAPH", "INVOKED", "MODEL_BUILD_STATS",
+                    "REGCFG", "TABLE_RULE", "TABLE_TITLE", "OUTLIER_HEADER", "MIN_CONST_HEADER"})
+_FOREIGN = frozenset({"SCRIPT_PRINT", "FOREIGN_LOG"})
+_MESSAGE_KINDS = frozenset({"PY_MSG", "PY_PLAIN", "NATIVE_MSG", "PROXY_MSG", "LOGCAT", "COMPACT_MSG",
+                            "EXCEPTION", "PROCESS_DEATH", "HYBRID_TYPE", "TRACEBACK_HEAD"})
+_MAX_MESSAGE_CHARS = 4000
+_MAX_UNPARSED_CHARS = 500
+
+
+def parse_rknn(text: LogText) -> ParsedLog:
+    """Parse an RKNN log (build, runtime or both) that `logscope.io` has read and cleaned."""
+    assembler = _Assembler(text)
+    lexer = load_line_grammar("rknn").lexer
+    numbers = text.numbers
+    for i, line in enumerate(text.lines):
+        if not line:
+            assembler.counts["blank"] += 1
+            assembler.open_message = None
+            continue
+        kind, fields = lexer.classify(line)
+        assembler.feed(kind, fields, line, numbers[i])
+    return assembler.finish()
+
+
+@dataclass
+class _Build:
+    index: int
+    start_line: int
+    toolkit_product: str | None = None
+    toolkit_version: str | None = None
+    compiler_version: str | None = None
+    target_platform: str | None = None
+    settings: dict[str, str] | None = None
+    build_start_line: int | None = None
+    done_line: int | None = None
+    invoked_line: int | None = None
+    end_line: int = 0
+    warn_summary_count: int | None = None
+    fatal: tuple[str, int] | None = None
+    memory: dict[str, Any] = field(default_factory=dict)
+    compact: dict[str, Any] = field(default_factory=dict)
+    has_tables: bool = False
+
+    @property
+    def has_compile_output(self) -> bool:
+        return self.has_tables or bool(self.memory) or self.done_line is not None
+
+    @property
+    def has_content(self) -> bool:
+        return self.has_compile_output or self.build_start_line is not None or self.invoked_line is not None
+
+
+class _Assembler:
+    def __init__(self, text: LogText) -> None:
+        self.text = text
+        self.builds: list[_Build] = []
+        self.rows: dict[str, list[dict[str, Any]]] = {
+            k: [] for k in ("layers", "tensors", "fusions", "messages", "passes", "progress", "outliers",
+                            "unparsed")
+        }
+        self.counts = {"structural": 0, "message": 0, "noise": 0, "foreign": 0, "blank": 0, "unparsed": 0}
+        self.table: str | None = None          # "layer" | "feature" | "const" | "min_const" | "outlier"
+        self.layer_columns: list[str] | None = None
+        self.pending_title: str | None = None
+        self.fuse_section: str | None = None
+        self.open_message: dict[str, Any] | None = None
+        self.open_fusion: dict[str, Any] | None = None
+        self.open_passes: dict[str, dict[str, Any]] = {}
+        self.last_progress: dict[str, Any] | None = None
+        self.handlers = {
+            "TOOLKIT_BANNER": self._banner, "BUILD_START": self._build_start, "BUILD_DONE": self._build_done,
+            "TK1_BUILD_DONE": self._build_done, "TARGET_SET": self._target, "TARGET_DEFAULT": self._target,
+            "FUSE_HEADER": self._fuse_header, "FUSE_RESULT": self._fuse_result, "FUSE_CONT": self._fuse_cont,
+            "FOLD_REMOVE": self._fold_remove, "PROGRESS": self._progress, "WARN_SUMMARY": self._warn_summary,
+            "OUTLIER_ROW": self._outlier_row, "CONFIG_LINE": self._config, "COMPILER_VERSION": self._compiler,
+            "PASS_MARK": self._pass_mark, "LAYER_HEADER": self._layer_header, "LAYER_ROW": self._layer_row,
+            "TENSOR_HEADER": self._tensor_header, "TENSOR_ROW": self._tensor_row,
+            "MIN_CONST_ROW": self._min_const_row, "TOTAL_MEMORY": self._total_memory,
+            "PREDICT_RW": self._predict_rw, "SRAM_TOTAL": self._sram_total,
+            "ANALYZE_COUNTS": self._analyze_counts, "ANALYZE_REUSE": self._analyze_reuse,
+            "ALLOCATE_MEMORY": self._allocate_memory, "COMPACT_FUSION": self._compact_fusion,
+            "TRACEBACK_FRAME": self._traceback_frame, "INDENTED": self._indented, "OTHER": self._other,
+            "": self._other,
+        }
+
+    # ------------------------------------------------------------------ dispatch
+    def feed(self, kind: str, fields: Fields, line: str, number: int) -> None:
+        if self.builds:
+            self.builds[-1].end_line = number
+        if kind in _NOISE:
+            self.counts["noise"] += 1
+            self._noise_context(kind, fields, number)
+            return
+        if kind in _FOREIGN:
+            self.counts["foreign"] += 1
+            self.open_message = None
+            return
+        if kind in _MESSAGE_KINDS:
+            self._message(kind, fields, line, number)
+            return
+        handler = self.handlers.get(kind)
+        if handler is None:  # a terminal the grammar gained but the assembler does not know yet
+            self._unparsed(number, line, f"no handler for {kind}")
+            return
+        if kind not in ("TRACEBACK_FRAME", "INDENTED", "OTHER", ""):
+            self.open_message = None
+        handler(fields, line, number)
+
+    def _structural(self) -> None:
+        self.counts["structural"] += 1
+
+    def _unparsed(self, number: int, line: str, reason: str) -> None:
+        self.counts["unparsed"] += 1
+        self.rows["unparsed"].append({"line": number, "reason": reason, "text": line[:_MAX_UNPARSED_CHARS]})
+
+    def _noise_context(self, kind: str, fields: Fields, number: int) -> None:
+        """Noise lines still move table context: titles, rules and headers open or close tables."""
+        if kind == "TABLE_TITLE":
+            title = fields.get("title") or ""
+            self.pending_title = title
+            self.table = {"Feature Tensor Information Table": "feature",
+                          "Const Tensor Information Table": "const",
+                          "Network Layer Information Table": "layer"}.get(title)
+            if self.table == "layer":
+                self._current(number)
+        elif kind == "OUTLIER_HEADER":
+            self.table = "outlier"
+        elif kind == "MIN_CONST_HEADER":
+            self.table = "min_const"
+        elif kind == "INVOKED":
+            build = self._current(number)
+            if build.invoked_line is not None or build.has_compile_output:
+                build = self._new_build(number, inherit=True)
+            build.invoked_line = number
+        elif kind == "OPT_STEP" and self.fuse_section and not (fields.get("indent") or ""):
+            self.fuse_section = None
+        if kind != "TABLE_RULE" and kind != "TABLE_TITLE" and kind not in ("OUTLIER_HEADER", "MIN_CONST_HEADER"):
+            self.open_message = None
+
+    # ------------------------------------------------------------------ builds
+    def _current(self, number: int) -> _Build:
+        if not self.builds:
+            return self._new_build(number, inherit=False)
+        return self.builds[-1]
+
+    def _new_build(self, number: int, *, inherit: bool) -> _Build:
+        build = _Build(index=len(self.builds), start_line=number, end_line=number)
+        if inherit and self.builds:
+            # Same process: the toolkit banner and the target are printed once for several builds.
+            prev = self.builds[-1]
+            build.toolkit_product, build.toolkit_version = prev.toolkit_product, prev.toolkit_version
+            build.target_platform = prev.target_platform
+        self.builds.append(build)
+        self.table = None
+        self.layer_columns = None
+        self.open_passes.clear()
+        return build
+
+    def _banner(self, f: Fields, line: str, number: int) -> None:
+        self._structural()
+        if f.get("level") == "E" and self.builds:
+            return  # 2.x echoes the banner at E after a WARN summary: same build, not an error
+        build = self._current(number)
+        if build.has_content or (build.toolkit_version and build.toolkit_version != f["version"]):
+            build = self._new_build(number, inherit=False)
+        build.toolkit_product, build.toolkit_version = f["product"], f["version"]
+
+    def _build_start(self, f: Fields, line: str, number: int) -> None:
+        self._structural()
+        build = self._current(number)
+        if build.build_start_line is not None or build.has_compile_output:
+            build = self._new_build(number, inherit=True)
+        build.build_start_line = number
+
+    def _build_done(self, f: Fields, line: str, number: int) -> None:
+        self._structural()
+        build = self._current(number)
+        build.done_line = number
+        self.table = None
+
+    def _target(self, f: Fields, line: str, number: int) -> None:
+        self._structural()
+        build = self._current(number)
+        build.target_platform = (f.get("target") or f.get("target2") or "").lower() or None
+
+    def _config(self, f: Fields, line: str, number: int) -> None:
+        build = self._current(number)
+        if build.settings is not None or build.has_compile_output:
+            build = self._new_build(number, inherit=True)
+        settings = _parse_settings(f["body"] or "")
+        if settings is None:
+            self._unparsed(number, line, "malformed compiler settings")
+            return
+        self._structural()
+        build.settings = settings
+
+    def _compiler(self, f: Fields, line: str, number: int) -> None:
+        self._structural()
+        build = self._current(number)
+        if build.compiler_version is not None or build.has_compile_output:
+            build = self._new_build(number, inherit=True)
+        build.compiler_version = f["version"]
+
+    def _warn_summary(self, f: Fields, line: str, number: int) -> None:
+        self._structural()
+        count = f.get("count") or f.get("count1")
+        self._current(number).warn_summary_count = int(count) if count else None
+
+    # ------------------------------------------------------------------ passes
+    def _pass_mark(self, f: Fields, line: str, number: int) -> None:
+        self._structural()
+        raw = f["name"] or ""
+        name = _demangle(raw)
+        if (f["mark"] or "").startswith(">"):
+            build = self._current(number)
+            if name == "RKNNMemStatisticsPass" and build.has_tables and build.memory:
+                build = self._new_build(number, inherit=True)
+            record = {"build_index": build.index, "name": name, "start_line": number, "end_line": None,
+                      "start_time": f.get("ts"), "end_time": None}
+            self.rows["passes"].append(record)
+            self.open_passes[name] = record
+            if name in ("RKNNModelBuildPass", "RKNNMemStatisticsPass"):
+                self.table = None
+        else:
+            record = self.open_passes.pop(name, None)
+            if record is None:
+                build = self._current(number)
+                record = {"build_index": build.index, "name": name, "start_line": None, "end_line": None,
+                          "start_time": None, "end_time": None}
+                self.rows["passes"].append(record)
+            record["end_line"], record["end_time"] = number, f.get("ts")
+            self.table = None
+
+    # ------------------------------------------------------------------ optimiser
+    def _fuse_header(self, f: Fields, line: str, number: int) -> None:
+        self._structural()
+        self._current(number)
+        self.fuse_section = (f["section"] or "").replace(" ", "_")
+
+    def _fuse_result(self, f: Fields, line: str, number: int) -> None:
+        parsed = _parse_nodes(f["body"] or "")
+        if parsed is None:
+            self._unparsed(number, line, "malformed node list")
+            return
+        self._structural()
+        build = self._current(number)
+        removed, added = parsed
+        section = self.fuse_section or "fuse_ops"
+        if section == "quant_optimizer":  # `adjust_relu: [...]` lists the nodes the rule acted on
+            removed, added = parsed[0] + parsed[1], []
+        row = {"build_index": build.index, "section": section, "rule": f["rule"], "removed_nodes": removed,
+               "added_nodes": added, "line": number}
+        self.rows["fusions"].append(row)
+        self.open_fusion = row
+
+    def _fuse_cont(self, f: Fields, line: str, number: int) -> None:
+        parsed = _parse_nodes(f["body"] or "")
+        if parsed is None or self.open_fusion is None:
+            self._unparsed(number, line, "add-node list without a fusion rule before it")
+            return
+        self._structural()
+        self.open_fusion["added_nodes"] = self.open_fusion["added_nodes"] + parsed[1]
+
+    def _fold_remove(self, f: Fields, line: str, number: int) -> None:
+        parsed = _parse_nodes(f["body"] or "")
+        if parsed is None:
+            self._unparsed(number, line, "malformed node list")
+            return
+        self._structural()
+        build = self._current(number)
+        self.rows["fusions"].append({"build_index": build.index, "section": "fold_constant", "rule": "fold_constant",
+                                     "removed_nodes": parsed[0] + parsed[1], "added_nodes": [], "line": number})
+
+    def _compact_fusion(self, f: Fields, line: str, number: int) -> None:
+        self._structural()
+        build = self._current(number)
+        inputs = [p.strip() for p in (f["inputs"] or "").split("+") if p.strip()]
+        self.rows["fusions"].append({"build_index": build.index, "section": "compiler", "rule": "op_fusion",
+                                     "removed_nodes": inputs, "added_nodes": [(f["output"] or "").strip()],
+                                     "line": number})
+
+    def _progress(self, f: Fields, line: str, number: int) -> None:
+        """tqdm bars are counted as noise; only the final frame of each bar is kept (stage timings)."""
+        self.counts["noise"] += 1
+        self.open_message = None
+        frames = list(_TQDM_FRAME.finditer(line))
+        if not frames:
+            return
+        last = frames[-1]
+        rate = float(last["rate"]) if last["rate"] else None
+        if rate and last["unit"] == "s/it":
+            rate = 1.0 / rate if rate else None
+        build = self._current(number)
+        row = {"build_index": build.index, "stage": last["stage"], "percent": int(last["pct"]),
+               "done": int(last["done"]), "total": int(last["total"]), "rate_per_s": rate, "line": number}
+        prev = self.last_progress
+        if prev is not None and prev["stage"] == row["stage"] and prev["percent"] < 100 and prev["line"] >= number - 1:
+            prev.update(row)  # the 0% and 100% frames of one bar on separate lines [45]
+        else:
+            self.rows["progress"].append(row)
+            self.last_progress = row
+
+    def _outlier_row(self, f: Fields, line: str, number: int) -> None:
+        if self.table != "outlier":
+            self._other(f, line, number)
+            return
+        self._structural()
+        build = self._current(number)
+        self.rows["outliers"].append({"build_index": build.index, "const_name": f["name"],
+                                      "abs_mean": float(f["abs_mean"] or "nan"),
+                                      "abs_std": float(f["abs_std"] or "nan"),
+                                      "outlier_value": float(f["outlier"] or "nan"), "line": number})
+
+    # ------------------------------------------------------------------ tables
+    def _layer_header(self, f: Fields, line: str, number: int) -> None:
+        self._structural()
+        self._current(number)
+        self.table = "layer"
+        self.layer_columns = [c for c in re.split(r"\s{2,}", (f["columns"] or "").strip()) if c]
+
+    def _layer_row(self, f: Fields, line: str, number: int) -> None:
+        tail = _parse_layer_tail(f["tail"] or "", self.layer_columns)
+        if tail is None:
+            self._unparsed(number, line, "layer row with an unknown column layout")
+            return
+        self._structural()
+        build = self._current(number)
+        build.has_tables = True
+        row = {"build_index": build.index, "layer_id": int(f["id"] or 0), "op_type": f["op_type"],
+               "dtype": f["dtype"], "target": f["target"], "input_shapes": _na_shape(f["inputs"]),
+               "output_shape": _na_shape(f["output"]), "line": number}
+        row.update(tail)
+        self.rows["layers"].append(row)
+
+    def _tensor_header(self, f: Fields, line: str, number: int) -> None:
+        self._structural()
+        build = self._current(number)
+        columns = f["columns"] or ""
+        table = "feature" if "NativeShape" in columns else "const"
+        if build.memory and build.has_tables:
+            build = self._new_build(number, inherit=True)  # runtime logs print tables at every rknn_init
+        self.table = table
+
+    def _tensor_row(self, f: Fields, line: str, number: int) -> None:
+        self._structural()
+        build = self._current(number)
+        build.has_tables = True
+        native = f["native_shape"]
+        table = "feature" if native or f["data_format"] else "const"
+        if self.table in ("feature", "const") and native is None and f["data_format"] is None:
+            table = self.table
+        start, end, size = int(f["start"] or "0", 16), int(f["end"] or "0", 16), int(f["size"] or "0", 16)
+        dtype = f["dtype"] or ""
+        logical = _shape_bytes(f["orig_shape"], dtype)
+        native_bytes = _shape_bytes(native, dtype) if native else None
+        self.rows["tensors"].append({
+            "build_index": build.index, "table": table, "op_id": int(f["id"] or 0), "user_op": f["user"],
+            "name": f["name"], "dtype": dtype, "data_format": f["data_format"], "orig_shape": f["orig_shape"],
+            "native_shape": native, "start_offset": start, "end_offset": end, "size_bytes": size,
+            "star_flag": f["flag"] == "*", "sram_hit": f["sram_hit"], "logical_bytes": logical,
+            "native_bytes": native_bytes,
+            "padding_bytes": native_bytes - logical if native_bytes is not None and logical is not None else None,
+            "line": number,
+        })
+
+    def _min_const_row(self, f: Fields, line: str, number: int) -> None:
+        if self.table != "min_const":
+            self._other(f, line, number)
+            return
+        self._structural()
+        build = self._current(number)
+        build.has_tables = True
+        dtype = f["dtype"] or ""
+        self.rows["tensors"].append({
+            "build_index": build.index, "table": "const", "op_id": None, "user_op": f["user"],
+            "name": f["name"], "dtype": dtype, "orig_shape": f["orig_shape"], "star_flag": False,
+            "logical_bytes": _shape_bytes(f["orig_shape"], dtype), "line": number,
+        })
+
+    # ------------------------------------------------------------------ memory figures
+    def _total_memory(self, f: Fields, line: str, number: int) -> None:
+        self._structural()
+        build = self._current(number)
+        key = "weight" if f["kind"] == "Weight" else "internal"
+        if f"{key}_bytes" in build.memory:
+            build = self._new_build(number, inherit=True)
+        value = _to_bytes(f["value"], f["unit"])
+        build.memory[f"{key}_bytes"] = value
+        build.memory[f"{key}_line"] = number
+        if key == "internal":  # RKNN's "Internal" is feature-map memory, i.e. activations
+            build.memory["activation_bytes"], build.memory["activation_line"] = value, number
+
+    def _predict_rw(self, f: Fields, line: str, number: int) -> None:
+        self._structural()
+        key = {"Internal Memory": "predict_internal_rw_bytes", "Weight Memory": "predict_weight_rw_bytes",
+               "SRAM Hit": "predict_sram_hit_rw_bytes"}[f["kind"] or "SRAM Hit"]
+        self._current(number).memory[key] = int(f["value"] or 0)
+
+    def _sram_total(self, f: Fields, line: str, number: int) -> None:
+        self._structural()
+        self._current(number)
+
+    def _analyze_counts(self, f: Fields, line: str, number: int) -> None:
+        self._structural()
+        compact = self._current(number).compact
+        compact["tensor_count"], compact["memory_node_count"] = int(f["tensors"] or 0), int(f["nodes"] or 0)
+
+    def _analyze_reuse(self, f: Fields, line: str, number: int) -> None:
+        self._structural()
+        compact = self._current(number).compact
+        compact["reuse_rate"], compact["reuse_line"] = float(f["rate"] or 0) / 100.0, number
+
+    def _allocate_memory(self, f: Fields, line: str, number: int) -> None:
+        self._structural()
+        compact = self._current(number).compact
+        # Compact vocabulary: Activation = feature maps, Internal = operator scratch.
+        key = {"Weight": "weight", "Activation": "activation", "Internal": "scratch", "Total": "total"}[f["kind"] or "Total"]
+        compact[f"{key}_bytes"], compact[f"{key}_line"] = _to_bytes(f["value"], f["unit"]), number
+        if f.get("peak"):
+            compact["peak_layer"] = f["peak"].strip()
+
+    # ------------------------------------------------------------------ messages
+    def _message(self, kind: str, f: Fields, line: str, number: int) -> None:
+        level = f.get("level") or f.get("level2")
+        logger = None
+        func = f.get("func")
+        text = f.get("message")
+        if kind == "LOGCAT":
+            logger = (f.get("tag") or f.get("tag2") or "").strip() or None
+        elif kind == "PROXY_MSG":
+            logger = f.get("logger")
+        elif kind == "NATIVE_MSG" or kind == "HYBRID_TYPE":
+            logger = "RKNN"
+        elif kind == "COMPACT_MSG":
+            logger = f.get("section")
+        if kind == "EXCEPTION":
+            level, text = "E", f"{f['exc']}: {f.get('message') or ''}"
+        elif kind == "PROCESS_DEATH":
+            level, text = "E", f.get("death")
+        elif kind == "TRACEBACK_HEAD":
+            level, text = "E", "Traceback (most recent call last):"
+        elif kind == "HYBRID_TYPE":
+            text = line[line.index("Meet hybrid"):]
+        text = text if text is not None else line.strip()
+        category = classify_message(text if func is None else f"{func}: {text}")
+        fatal = bool(category and category.fatal) or (level == "E" and func in ("build", "export_rknn", "load_onnx",
+                                                                               "load_pytorch", "load_tflite"))
+        build = self._current(number)
+        if fatal and build.fatal is None and build.done_line is None:
+            build.fatal = (category.name if category else f"{func} error", number)
+        row = {"build_index": build.index, "line": number, "end_line": number, "level": level, "logger": logger,
+               "func": func, "timestamp": f.get("ts"), "category": category.name if category else None,
+               "fatal": fatal, "message": text[:_MAX_MESSAGE_CHARS]}
+        self.rows["messages"].append(row)
+        self.counts["message"] += 1
+        self.open_message = row
+
+    def _traceback_frame(self, f: Fields, line: str, number: int) -> None:
+        self._indented(f, line, number)
+
+    def _indented(self, f: Fields, line: str, number: int) -> None:
+        """An indented line continues the open multi-line message (`W config:` notes, tracebacks)."""
+        if self.open_message is None:
+            self._other(f, line, number)
+            return
+        self.counts["message"] += 1
+        msg = self.open_message
+        if len(msg["message"]) < _MAX_MESSAGE_CHARS:
+            msg["message"] = (msg["message"] + "\n" + line.strip())[:_MAX_MESSAGE_CHARS]
+        msg["end_line"] = number
+
+    def _other(self, f: Fields, line: str, number: int) -> None:
+        self.open_message = None
+        self._unparsed(number, line, "unrecognised line")
+
+    # ------------------------------------------------------------------ output
+    def finish(self) -> ParsedLog:
+        builds, memory = [], []
+        for b in self.builds:
+            status, reason, status_line = "unknown", None, None
+            if b.done_line is not None:
+                status, status_line = "done", b.done_line
+            elif b.fatal is not None:
+                status, reason, status_line = "failed", b.fatal[0], b.fatal[1]
+            builds.append({
+                "build_index": b.index, "kind": _build_kind(b), "toolkit_product": b.toolkit_product,
+                "toolkit_version": b.toolkit_version, "compiler_version": b.compiler_version,
+                "target_platform": b.target_platform, "status": status, "status_reason": reason,
+                "status_line": status_line, "start_line": b.start_line, "end_line": b.end_line,
+                "warn_summary_count": b.warn_summary_count, "settings": b.settings,
+            })
+            if b.memory:
+                memory.append({"build_index": b.index, "source": "build-log"} | b.memory)
+            if b.compact:
+                memory.append({"build_index": b.index, "source": "compact-summary"} | b.compact)
+        frames = {name: build_frame(name, rows) for name, rows in self.rows.items()}
+        frames["builds"] = build_frame("builds", builds)
+        frames["memory"] = build_frame("memory", memory)
+        total = sum(self.counts.values())
+        kind = _log_kind(frames, self.counts)
+        return ParsedLog(
+            source=self.text.path, kind=kind, frames=frames, line_counts={"total": total, **self.counts},
+            encoding=self.text.encoding, compression=self.text.compression, sha256=self.text.sha256,
+            size_bytes=self.text.size_bytes, notes=self.text.notes,
+        )
+
+
+# ---------------------------------------------------------------------- helpers
+def _build_kind(b: _Build) -> str:
+    if b.build_start_line is not None or b.invoked_line is not None or b.compiler_version or b.has_tables:
+        return "build"
+    if b.compact:
+        return "build"
+    return "session"
+
+
+def _log_kind(frames: dict[str, Any], counts: dict[str, int]) -> str:
+    builds = frames["builds"]
+    if len(builds) and (builds["kind"] == "build").any():
+        return "rknn-build"
+    if counts["structural"] + counts["message"] + counts["noise"]:
+        return "rknn-log"
+    return "unknown"
+
+
+def _demangle(name: str) -> str:
+    """`N4rknn21RKNNMemStatisticsPassE` (tk2 <= 1.5) and `rknn::RKNNMemStatisticsPass` -> the class name."""
+    m = _MANGLED.match(name)
+    if m:
+        return m.group(1)
+    return name.rsplit("::", 1)[-1]
+
+
+def _to_bytes(value: str | None, unit: str | None) -> int | None:
+    if value is None:
+        return None
+    return round(float(value) * _UNIT.get(unit, 1))
+
+
+def _shape_bytes(shape: str | None, dtype: str) -> int | None:
+    if not shape or dtype not in _DTYPE_BYTES:
+        return None
+    inner = shape.strip("()")
+    count = 1
+    for dim in inner.split(","):
+        if dim == "":
+            continue
+        count *= int(dim)
+    return int(count * _DTYPE_BYTES[dtype])
+
+
+def _na_shape(shape: str | None) -> str | None:
+    return None if shape in (None, "\\") else shape
+
+
+def _int_or_none(token: str) -> int | None:
+    return int(token) if token.isdigit() else None
+
+
+def _float_or_none(token: str) -> float | None:
+    try:
+        return float(token)
+    except ValueError:
+        return None
+
+
+_LAYOUTS_BY_COUNT = {
+    # Number of tail tokens before FullName -> column names, for rows seen without their header.
+    0: [],
+    2: ["Cycles(DDR/NPU/Total)", "RW(KB)"],  # 2.x build [31]
+    5: ["DDR Cycles", "NPU Cycles", "Total Cycles", "Task/Lut", "RW(KB)"],  # 1.6 build [33] (inferred)
+    8: ["DDR Cycles", "NPU Cycles", "Total Cycles", "Time(us)", "MacUsage(%)", "Task Number", "Lut Number",
+        "RW(KB)"],  # 1.5 build [09]
+}
+
+
+def _parse_layer_tail(tail: str, header: list[str] | None) -> dict[str, Any] | None:
+    """Split what follows OutputShape according to the header's columns (or the row's own shape)."""
+    tail = re.sub(r" - Up:", "-Up:", tail)  # 1.5 perf WorkLoad cell `100.0%/0.0%/0.0% - Up:0.0%`
+    tokens = tail.split()
+    if not tokens:
+        return {}
+    full_name = tokens[-1]
+    values = tokens[:-1]
+    columns = [c for c in header if c not in ("FullName",)] if header else None
+    if columns is None or len(columns) != len(values):
+        columns = _LAYOUTS_BY_COUNT.get(len(values))
+        if columns is None:
+            return None
+    out: dict[str, Any] = {"full_name": full_name}
+    for column, token in zip(columns, values, strict=True):
+        if column.startswith("Cycles("):
+            parts = token.split("/")
+            if len(parts) == 3:
+                out["ddr_cycles"], out["npu_cycles"], out["total_cycles"] = (_int_or_none(p) for p in parts)
+        elif column == "DDR Cycles":
+            out["ddr_cycles"] = _int_or_none(token)
+        elif column == "NPU Cycles":
+            out["npu_cycles"] = _int_or_none(token)
+        elif column == "Total Cycles":
+            out["total_cycles"] = _int_or_none(token)
+        elif column == "Time(us)":
+            out["time_us"] = _int_or_none(token)
+        elif column.startswith("MacUsage"):
+            out["mac_usage"] = None if token == "\\" else token
+        elif column.startswith("WorkLoad"):
+            out["workload"] = None if token == "\\" else token
+        elif column == "Task Number":
+            out["task_number"] = _int_or_none(token)
+        elif column == "Lut Number":
+            out["lut_number"] = _int_or_none(token)
+        elif column == "Task/Lut":
+            parts = token.split("/")
+            if len(parts) == 2:
+                out["task_number"], out["lut_number"] = _int_or_none(parts[0]), _int_or_none(parts[1])
+        elif column == "RW(KB)":
+            out["rw_kb"] = _float_or_none(token)
+    return out
+
+
+def _string_value(token: Token) -> str:
+    raw = str(token)[1:-1]
+    return re.sub(r"\\(.)", r"\1", raw)
+
+
+def _parse_nodes(body: str) -> tuple[list[str], list[str]] | None:
+    """`remove node = [...], add node = [...]` or a bare `[...]` -> (removed, added); None if malformed."""
+    try:
+        tree = load_value_parser().parse(body.strip(), start="start")
+    except LarkError:
+        return None
+    clauses = tree.children[0]
+    if not isinstance(clauses, Tree) or clauses.data != "node_clauses":
+        return None
+    removed: list[str] = []
+    added: list[str] = []
+    for clause in clauses.children:
+        assert isinstance(clause, Tree)
+        if clause.data == "keyed":
+            key, node_list = clause.children
+            names = [_string_value(t) for t in node_list.children if isinstance(t, Token)]  # type: ignore[union-attr]
+            (added if str(key) == "add node" else removed).extend(names)
+        else:
+            node_list = clause.children[0]
+            removed.extend(_string_value(t) for t in node_list.children if isinstance(t, Token))  # type: ignore[union-attr]
+    return removed, added
+
+
+def _parse_settings(body: str) -> dict[str, str] | None:
+    """`compress = 0, ..., output_optimize = 1,enable_argb_group=0` -> {name: value}; None if malformed."""
+    try:
+        tree = load_value_parser().parse(body.strip(), start="start")
+    except LarkError:
+        return None
+    settings = tree.children[0]
+    if not isinstance(settings, Tree) or settings.data != "settings":
+        return None
+    out: dict[str, str] = {}
+    for setting in settings.children:
+        assert isinstance(setting, Tree)
+        name, value = setting.children
+        out[str(name)] = str(value).strip()
+    return out

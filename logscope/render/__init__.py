@@ -1,0 +1,1 @@
+"""Renderers: a ParsedLog into text, JSON or Markdown."""
