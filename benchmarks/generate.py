@@ -260,10 +260,25 @@ class _Clock:
 
 
 _LAYER_COLS = (5, 17, 9, 7, 45, 23, 15, 15, 15, 15, 15, 15, 15, 15)
+_LAYER_NAMES = (
+    "ID",
+    "OpType",
+    "DataType",
+    "Target",
+    "InputShape",
+    "OutputShape",
+    "DDR Cycles",
+    "NPU Cycles",
+    "Total Cycles",
+    "Time(us)",
+    "MacUsage(%)",
+    "Task Number",
+    "Lut Number",
+    "RW(KB)",
+)
+# The 1.5.2 header, exactly as in the fixture (column widths included).
 _LAYER_HEADER = (
-    "ID   OpType           DataType Target InputShape                                   OutputShape            "
-    "DDR Cycles     NPU Cycles     Total Cycles   Time(us)       MacUsage(%)    Task Number    Lut Number     "
-    "RW(KB)         FullName        "
+    "".join(name.ljust(w) for name, w in zip(_LAYER_NAMES, _LAYER_COLS, strict=True)) + "FullName        "
 )
 
 
@@ -383,10 +398,10 @@ _NOISE_EMIT = (
 )
 
 
-def _noise_line(rng: random.Random, slot: str, layers: list[_Layer]) -> str:
+def _noise_line(rng: random.Random, slot: str, convs: list[str]) -> str:
     if slot == "N4rknn18RKNNModelBuildPassE":
-        conv = rng.choice(layers[1:-1])
-        return f"remove core consumption {rng.choice((2, 2, 2, 3))} regtasks for op {conv.full_name}"
+        conv = rng.choice(convs)
+        return f"remove core consumption {rng.choice((2, 2, 2, 3))} regtasks for op {conv}"
     roll = rng.random()
     if roll < 0.35:
         return "not need tranpose"
@@ -394,8 +409,8 @@ def _noise_line(rng: random.Random, slot: str, layers: list[_Layer]) -> str:
         return rng.choice(("finish initComputeZoneMap", "finish initComputeZoneMapByStepsVector"))
     if roll < 0.85:
         return rng.choice(_NOISE_EMIT)
-    conv = rng.choice(layers[1:-1])
-    return f"remove core consumption {rng.choice((2, 3))} regtasks for op {conv.full_name}"
+    conv = rng.choice(convs)
+    return f"remove core consumption {rng.choice((2, 3))} regtasks for op {conv}"
 
 
 def _replace_model(text: str, model: str) -> str:
@@ -408,7 +423,7 @@ def _build(tpl: _Template, seed: int, index: int, noise_ratio: float) -> tuple[s
     n_layers = data_rng.randint(200, 900)
     layers, model = _build_network(data_rng, n_layers)
     feature, const, weight_total, internal_total = _tensor_tables(data_rng, layers)
-    clock = _Clock(data_rng, data_rng.randint(0, 86_399_000))
+    clock = _Clock(random.Random(f"logscope-bench:{seed}:{index}:clock"), data_rng.randint(0, 86_399_000))
 
     # Python toolkit prelude, copied from the fixture with the model name and op counts changed.
     out: list[str] = [
@@ -453,12 +468,8 @@ def _build(tpl: _Template, seed: int, index: int, noise_ratio: float) -> tuple[s
             native += [("D", _layer_row(layer)) for layer in layers]
             n_layer_tables += 1
         elif name == "N4rknn22RKNNMiniModelBuildPassE":
-            native.append(
-                (
-                    "D",
-                    f"Export Mini RKNN model to /tmp/tmp{data_rng.getrandbits(32):08x}/dumps/tf2onnx.mini.rknn",
-                )
-            )
+            tmp = f"/tmp/tmp{data_rng.getrandbits(32):08x}"
+            native.append(("D", f"Export Mini RKNN model to {tmp}/dumps/tf2onnx.mini.rknn"))
         elif name == "N4rknn21RKNNMemStatisticsPassE":
             native += [("D", ln) for ln in feature + const]
             predict_internal = int(internal_total * data_rng.uniform(3, 9))
@@ -480,11 +491,12 @@ def _build(tpl: _Template, seed: int, index: int, noise_ratio: float) -> tuple[s
     for _ in range(n_noise):
         per_slot[noise_rng.randrange(len(slots))] += 1
     slot_i = 0
+    convs = [layer.full_name for layer in layers if layer.full_name.startswith("Conv:")] or ["Conv:Conv_145"]
     for kind, body in native:
         if kind == "slot":
             for _ in range(per_slot[slot_i]):
                 out.append(
-                    _NATIVE.format(level="D", ts=clock.tick(1), body=_noise_line(noise_rng, body, layers))
+                    _NATIVE.format(level="D", ts=clock.tick(1), body=_noise_line(noise_rng, body, convs))
                 )
             slot_i += 1
         else:

@@ -376,10 +376,16 @@ def _decode(raw: bytes, name: str) -> tuple[str, str, list[str]]:
 
 
 def _check_text(text: str, name: str) -> None:
-    """Refuse decoded data that is not text: NULs or >10% control characters near the start."""
+    """Refuse decoded data that is not text: NULs or >10% control characters near the start.
+
+    \\t \\n \\r, ESC and backspace do not count: terminals and progress bars produce them.
+    """
     sample = text[:_SAMPLE]
     if "\x00" in sample:
         raise InputError(f"{name}: looks binary (NUL characters near the start), not a text log")
+    if "\x1b" in sample:
+        # BEL legitimately ends OSC sequences (terminal titles, hyperlinks): judge what is left.
+        sample = _ANSI.sub("", sample)
     controls = len(_CONTROL.findall(sample))
     if controls * 10 > len(sample):
         share = 100 * controls // len(sample)

@@ -43,10 +43,11 @@ _TQDM_FRAME = re.compile(
 )
 # Counted only: lines whose content is fully known and carries nothing logscope reports.
 _NOISE = frozenset({"NATIVE_NOISE", "LOGGER_BLANK", "OPT_STEP", "TK1_GRAPH", "INVOKED", "MODEL_BUILD_STATS",
+                    "EVAL_FRAME",
                     "REGCFG", "TABLE_RULE", "TABLE_TITLE", "OUTLIER_HEADER", "MIN_CONST_HEADER"})
 _FOREIGN = frozenset({"SCRIPT_PRINT", "FOREIGN_LOG"})
 _MESSAGE_KINDS = frozenset({"PY_MSG", "PY_PLAIN", "NATIVE_MSG", "PROXY_MSG", "LOGCAT", "COMPACT_MSG",
-                            "EXCEPTION", "PROCESS_DEATH", "HYBRID_TYPE", "TRACEBACK_HEAD"})
+                            "EXCEPTION", "PROCESS_DEATH", "HYBRID_TYPE", "TRACEBACK_HEAD", "BARE_MSG"})
 _MAX_MESSAGE_CHARS = 4000
 _MAX_UNPARSED_CHARS = 500
 
@@ -500,6 +501,11 @@ class _Assembler:
         self.open_message = row
 
     def _traceback_frame(self, f: Fields, line: str, number: int) -> None:
+        """A frame continues the open traceback; issue excerpts often start mid-traceback."""
+        if self.open_message is None:
+            self._message("TRACEBACK_HEAD", {}, line, number)
+            self.open_message["message"] += "\n" + line.strip()  # type: ignore[index]
+            return
         self._indented(f, line, number)
 
     def _indented(self, f: Fields, line: str, number: int) -> None:
