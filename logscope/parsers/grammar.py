@@ -84,7 +84,9 @@ class LineLexer:
             found = tuple((g, f"{name}__{g}") for g in dict.fromkeys(_NAMED_GROUP.findall(regexp)))
             fields[name] = found
             renamed = _NAMED_GROUP.sub(lambda m, n=name: f"(?P<{n}__{m.group(1)}>", regexp)
-            parts.append(f"(?P<{name}>{renamed})")
+            # A body terminal must cover the whole line: a partial match is not a classification.
+            end = "" if name.endswith(_PREFIX_SUFFIX) else r"\Z"
+            parts.append(f"(?P<{name}>{renamed}){end}")
         return _Context(re.compile("|".join(parts)), fields)
 
     def classify(self, line: str) -> tuple[str, Fields]:

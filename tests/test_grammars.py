@@ -1,0 +1,48 @@
+"""The grammar files: conventions, and the fast lexer agreeing with Lark's LALR reference parser."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import logscope.io
+from logscope.parsers.grammar import grammar_text, load_line_grammar, load_value_parser
+from tests.conftest import FIXTURES
+
+LOGS = sorted((FIXTURES / "rknn").glob("*.log")) + sorted((FIXTURES / "synthetic").glob("*.log"))
+TERMINAL_DEF = re.compile(r"^([A-Z_][A-Z0-9_]*)(\.\d+)?:", re.M)
+
+
+def test_every_terminal_has_an_explicit_priority():
+    text = grammar_text("rknn")
+    missing = [name for name, prio in TERMINAL_DEF.findall(text) if not prio and name != "_NL"]
+    assert missing == []
+
+
+@pytest.mark.parametrize("path", LOGS, ids=lambda p: p.stem[:40])
+def test_fast_lexer_agrees_with_lark_reference(path):
+    grammar = load_line_grammar("rknn")
+    lines = logscope.io.read_log(path).lines
+    reference = dict(grammar.reference_kinds(lines))
+    for i, line in enumerate(lines):
+        if line.strip():
+            assert grammar.lexer.classify(line)[0] == reference[i], f"line {i + 1}: {line[:80]!r}"
+
+
+def test_lexer_reads_fields():
+    lexer = load_line_grammar("rknn").lexer
+    kind, fields = lexer.classify(
+        "D RKNN: [22:45:08.789] 2   OutputOperator output   FLOAT16   NC1HWC2      (1,6,4,5)    (1,8,4,5,8)"
+        "  | 0xffec7100*0xffec7380 0x00000280")
+    assert kind == "TENSOR_ROW"
+    assert fields["data_format"] == "NC1HWC2" and fields["flag"] == "*" and fields["ts"] == "22:45:08.789"
+    assert lexer.classify("D RKNN: Total Internal Memory Size: 0.875KB")[1]["unit"] == "KB"
+    assert lexer.classify("I rknn buiding done.")[0] == "BUILD_DONE"
+
+
+def test_value_grammar_parses_wrapped_and_bare_lists():
+    parser = load_value_parser()
+    assert parser.parse("remove node = [],").children[0].data == "node_clauses"
+    assert parser.parse("['Relu6__57', \"it's\"]").children[0].data == "node_clauses"
+    assert parser.parse("compress = 0, global_fuse = 1,enable_argb_group=0").children[0].data == "settings"
