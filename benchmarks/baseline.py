@@ -61,8 +61,8 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
 ]
 
 
-def scan(path: str | Path) -> dict[str, int]:
-    """Scan `path` and return the number of records of each kind (plus `lines`)."""
+def scan_records(path: str | Path) -> tuple[dict[str, list[dict[str, str | None]]], int]:
+    """Scan `path`: every record as the dict of its regex fields, by kind; and the number of lines."""
     patterns = PATTERNS
     records: dict[str, list[dict[str, str | None]]] = {kind: [] for kind, _ in patterns}
     lines = 0
@@ -74,6 +74,12 @@ def scan(path: str | Path) -> dict[str, int]:
                 if m is not None:
                     records[kind].append(m.groupdict())
                     break
+    return records, lines
+
+
+def scan(path: str | Path) -> dict[str, int]:
+    """Scan `path` and return the number of records of each kind (plus `lines`)."""
+    records, lines = scan_records(path)
     counts = {kind: len(rows) for kind, rows in records.items()}
     feature = sum(1 for row in records["tensor"] if row["native_shape"] is not None)
     counts["feature_tensor"] = feature

@@ -47,7 +47,9 @@ def parse_command(
     files: list[Path] = typer.Argument(..., help="Log files (plain, .gz, .xz, .bz2)."),
     output_format: OutputFormat = typer.Option(OutputFormat.text, "--format", "-f", help="Output format."),
     frames_out: Path | None = typer.Option(None, "--frames-out", help="Write every frame to this folder."),
-    frames_format: FramesFormat = typer.Option(FramesFormat.parquet, "--frames-format", help="parquet or csv."),
+    frames_format: FramesFormat = typer.Option(
+        FramesFormat.parquet, "--frames-format", help="parquet or csv."
+    ),
 ) -> None:
     """Parse logs: what was built, where the memory goes, every line accounted for."""
     logs: list[ParsedLog] = []

@@ -14,12 +14,24 @@ SCHEMA_VERSION = 1
 
 # JSON keys of the per-build memory object, in order; values come from the `memory` frame.
 MEMORY_KEYS = (
-    "weight_bytes", "internal_bytes", "other_bytes", "total_bytes", "model_bytes",
-    "activation_bytes", "scratch_bytes", "reuse_rate", "peak_layer",
+    "weight_bytes",
+    "internal_bytes",
+    "other_bytes",
+    "total_bytes",
+    "model_bytes",
+    "activation_bytes",
+    "scratch_bytes",
+    "reuse_rate",
+    "peak_layer",
 )
 DERIVED_KEYS = (
-    "feature_pool_bytes", "feature_sum_bytes", "computed_reuse_rate", "const_span_bytes",
-    "const_sum_bytes", "padding_bytes", "logical_feature_bytes",
+    "feature_pool_bytes",
+    "feature_sum_bytes",
+    "computed_reuse_rate",
+    "const_span_bytes",
+    "const_sum_bytes",
+    "padding_bytes",
+    "logical_feature_bytes",
 )
 
 
@@ -59,25 +71,32 @@ class ParsedLog:
             idx = row.build_index
             mem_rows = memory[memory["build_index"] == idx]
             primary = mem_rows.iloc[0] if len(mem_rows) else None
-            out_builds.append({
-                "index": _plain(idx),
-                "kind": _plain(row.kind),
-                "toolkit_product": _plain(row.toolkit_product),
-                "toolkit_version": _plain(row.toolkit_version),
-                "compiler_version": _plain(row.compiler_version),
-                "target_platform": _plain(row.target_platform),
-                "status": _plain(row.status),
-                "status_reason": _plain(row.status_reason),
-                "lines": [_plain(row.start_line), _plain(row.end_line)],
-                "memory": {k: _plain(primary[k]) if primary is not None else None for k in MEMORY_KEYS}
-                | {"source": _plain(primary["source"]) if primary is not None else None},
-                "derived": {k: _plain(primary[k]) if primary is not None else None for k in DERIVED_KEYS},
-                "memory_sources": [
-                    {"source": _plain(m["source"])} | {k: _plain(m[k]) for k in MEMORY_KEYS}
-                    for _, m in mem_rows.iterrows()
-                ],
-                "counts": counts.get(idx, _zero_counts()),
-            })
+            out_builds.append(
+                {
+                    "index": _plain(idx),
+                    "kind": _plain(row.kind),
+                    "toolkit_product": _plain(row.toolkit_product),
+                    "toolkit_version": _plain(row.toolkit_version),
+                    "compiler_version": _plain(row.compiler_version),
+                    "target_platform": _plain(row.target_platform),
+                    "status": _plain(row.status),
+                    "status_reason": _plain(row.status_reason),
+                    "lines": [_plain(row.start_line), _plain(row.end_line)],
+                    "memory": {k: _plain(primary[k]) if primary is not None else None for k in MEMORY_KEYS}
+                    | {"source": _plain(primary["source"]) if primary is not None else None},
+                    "memory_lines": {
+                        f"{k}_bytes": _plain(primary[f"{k}_line"]) if primary is not None else None
+                        for k in ("weight", "internal", "activation", "scratch", "total")
+                    }
+                    | {"reuse_rate": _plain(primary["reuse_line"]) if primary is not None else None},
+                    "derived": {k: _plain(primary[k]) if primary is not None else None for k in DERIVED_KEYS},
+                    "memory_sources": [
+                        {"source": _plain(m["source"])} | {k: _plain(m[k]) for k in MEMORY_KEYS}
+                        for _, m in mem_rows.iterrows()
+                    ],
+                    "counts": counts.get(idx, _zero_counts()),
+                }
+            )
         return {
             "schema_version": SCHEMA_VERSION,
             "source": self.source,

@@ -21,10 +21,14 @@ def golden_summary(path: Path) -> dict[str, object]:
 def main() -> None:
     out = ROOT / "tests" / "golden"
     out.mkdir(exist_ok=True)
-    fixtures = sorted((ROOT / "fixtures" / "rknn").glob("*.log")) + sorted((ROOT / "fixtures" / "synthetic").glob("*.log"))
+    fixtures = sorted((ROOT / "fixtures" / "rknn").glob("*.log")) + sorted(
+        (ROOT / "fixtures" / "synthetic").glob("*.log")
+    )
     for path in fixtures:
         target = out / f"{path.stem}.json"
-        target.write_text(json.dumps(golden_summary(path), indent=1, ensure_ascii=False, sort_keys=True) + "\n")
+        target.write_text(
+            json.dumps(golden_summary(path), indent=1, ensure_ascii=False, sort_keys=True) + "\n"
+        )
         print(target.relative_to(ROOT))
 
 

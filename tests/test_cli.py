@@ -26,17 +26,42 @@ def test_json_contract():
     data = json.loads(result.stdout)
     assert data["schema_version"] == 1 and data["kind"] == "rknn-build" and data["findings"] == []
     build = data["builds"][0]
-    assert {"toolkit_version", "compiler_version", "target_platform", "status", "memory", "counts"} <= set(build)
-    assert set(build["memory"]) >= {"weight_bytes", "internal_bytes", "other_bytes", "total_bytes", "model_bytes",
-                                    "activation_bytes", "scratch_bytes", "reuse_rate", "peak_layer"}
+    assert {"toolkit_version", "compiler_version", "target_platform", "status", "memory", "counts"} <= set(
+        build
+    )
+    assert set(build["memory"]) >= {
+        "weight_bytes",
+        "internal_bytes",
+        "other_bytes",
+        "total_bytes",
+        "model_bytes",
+        "activation_bytes",
+        "scratch_bytes",
+        "reuse_rate",
+        "peak_layer",
+    }
     assert build["memory"]["internal_bytes"] == 1756160 and build["memory"]["other_bytes"] is None
-    assert build["counts"] == {"layers": 34, "feature_tensors": 36, "const_tensors": 59, "fusions": 8,
-                               "warnings": 6, "errors": 0}
+    assert build["counts"] == {
+        "layers": 34,
+        "feature_tensors": 36,
+        "const_tensors": 59,
+        "fusions": 8,
+        "warnings": 6,
+        "errors": 0,
+    }
 
 
 def test_markdown_and_several_files():
-    result = runner.invoke(app, ["parse", str(MOBILENET), str(RKNN / "05-build-argb-abort-tqdm-tk2-2.0.0b0.log"),
-                                 "--format", "markdown"])
+    result = runner.invoke(
+        app,
+        [
+            "parse",
+            str(MOBILENET),
+            str(RKNN / "05-build-argb-abort-tqdm-tk2-2.0.0b0.log"),
+            "--format",
+            "markdown",
+        ],
+    )
     assert result.exit_code == 0
     assert result.stdout.count("### build 0") == 2 and "| weight |" in result.stdout
 
@@ -44,7 +69,9 @@ def test_markdown_and_several_files():
 def test_frames_out(tmp_path):
     for fmt in ("parquet", "csv"):
         out = tmp_path / fmt
-        result = runner.invoke(app, ["parse", str(MOBILENET), "--frames-out", str(out), "--frames-format", fmt])
+        result = runner.invoke(
+            app, ["parse", str(MOBILENET), "--frames-out", str(out), "--frames-format", fmt]
+        )
         assert result.exit_code == 0
         read = pd.read_parquet if fmt == "parquet" else pd.read_csv
         assert len(read(out / f"tensors.{fmt}")) == 95
@@ -55,7 +82,9 @@ def test_compressed_input(tmp_path):
     packed = tmp_path / "build.log.gz"
     packed.write_bytes(gzip.compress(MOBILENET.read_bytes()))
     result = runner.invoke(app, ["parse", str(packed), "--format", "json"])
-    assert result.exit_code == 0 and json.loads(result.stdout)["builds"][0]["memory"]["weight_bytes"] == 4447296
+    assert (
+        result.exit_code == 0 and json.loads(result.stdout)["builds"][0]["memory"]["weight_bytes"] == 4447296
+    )
 
 
 def test_bad_inputs_exit_2_without_traceback(tmp_path):

@@ -31,5 +31,7 @@ def test_unparsed_lines_reviewed():
     What remains (see docs/formats.md): example-script output (top-5 prints, shell listings), and the
     eval_perf / eval_memory figures that the board-output parser (issue 3) will read.
     """
-    total = sum(json.loads((ROOT / "tests" / "golden" / f"{p.stem}.json").read_text())["unparsed_lines"] for p in LOGS)
+    total = sum(
+        json.loads((ROOT / "tests" / "golden" / f"{p.stem}.json").read_text())["unparsed_lines"] for p in LOGS
+    )
     assert total == 142

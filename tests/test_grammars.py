@@ -34,7 +34,8 @@ def test_lexer_reads_fields():
     lexer = load_line_grammar("rknn").lexer
     kind, fields = lexer.classify(
         "D RKNN: [22:45:08.789] 2   OutputOperator output   FLOAT16   NC1HWC2      (1,6,4,5)    (1,8,4,5,8)"
-        "  | 0xffec7100*0xffec7380 0x00000280")
+        "  | 0xffec7100*0xffec7380 0x00000280"
+    )
     assert kind == "TENSOR_ROW"
     assert fields["data_format"] == "NC1HWC2" and fields["flag"] == "*" and fields["ts"] == "22:45:08.789"
     assert lexer.classify("D RKNN: Total Internal Memory Size: 0.875KB")[1]["unit"] == "KB"

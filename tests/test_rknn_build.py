@@ -46,7 +46,11 @@ def test_tensor_tables(mobilenet_log):
     assert (tensors["end_offset"] - tensors["start_offset"] == tensors["size_bytes"]).all()
     first = feature.iloc[0]
     assert (first.op_id, first.user_op, first["name"], first["dtype"]) == (1, "ConvClip", "input", "INT8")
-    assert (first.orig_shape, first.native_shape, first.size_bytes) == ("(1,3,224,224)", "(1,1,224,224,3)", 0x24C00)
+    assert (first.orig_shape, first.native_shape, first.size_bytes) == (
+        "(1,3,224,224)",
+        "(1,1,224,224,3)",
+        0x24C00,
+    )
     long_name = feature[feature["name"] == "MobilenetV1/Logits/Conv2d_1c_1x1/BiasAdd__float16_exSecondary"]
     assert len(long_name) == 1 and long_name.iloc[0].native_shape == "(1,1523,1,1,8)"
     assert feature["op_id"].value_counts()[33] == 3  # repeated IDs are kept, never keyed on
@@ -73,10 +77,19 @@ def test_layer_table(mobilenet_log):
 def test_fusions(mobilenet_log):
     fusions = mobilenet_log.frames["fusions"]
     assert list(fusions["section"].value_counts().sort_index().items()) == [
-        ("fuse_ops", 5), ("fuse_ops_with_passes", 2), ("quant_optimizer", 1)]
+        ("fuse_ops", 5),
+        ("fuse_ops_with_passes", 2),
+        ("quant_optimizer", 1),
+    ]
     swap = fusions[fusions["rule"] == "swap_reshape_softmax"].iloc[0]
-    assert swap.removed_nodes == ["MobilenetV1/Logits/SpatialSqueeze_2reshape", "MobilenetV1/Predictions/Reshape_1"]
-    assert swap.added_nodes == ["MobilenetV1/Predictions/Reshape_1", "MobilenetV1/Logits/SpatialSqueeze_2reshape"]
+    assert swap.removed_nodes == [
+        "MobilenetV1/Logits/SpatialSqueeze_2reshape",
+        "MobilenetV1/Predictions/Reshape_1",
+    ]
+    assert swap.added_nodes == [
+        "MobilenetV1/Predictions/Reshape_1",
+        "MobilenetV1/Logits/SpatialSqueeze_2reshape",
+    ]
     relu = fusions[fusions["rule"] == "adjust_relu"].iloc[0]
     assert len(relu.removed_nodes) == 27 and relu.removed_nodes[0] == "Relu6__57"
 
@@ -91,7 +104,11 @@ def test_messages_passes_progress_outliers(mobilenet_log):
     assert len(passes) == 26 and passes["end_line"].notna().all()
     assert "RKNNMemStatisticsPass" in set(passes["name"]) and "OpEmit" in set(passes["name"])
     assert list(f["outliers"]["const_name"]) == [
-        "const_fold_opt__306", "const_fold_opt__296", "const_fold_opt__276", "const_fold_opt__262"]
+        "const_fold_opt__306",
+        "const_fold_opt__296",
+        "const_fold_opt__276",
+        "const_fold_opt__262",
+    ]
     assert f["progress"].set_index("stage").loc["Quantizating", "total"] == 58
 
 
@@ -107,7 +124,9 @@ def test_every_line_is_accounted_for(mobilenet_log):
 def test_two_builds_in_one_file_are_segmented(tmp_path):
     """Simulator build then board build [09]+[10]: segmented on toolkit lines, not script prints."""
     joined = tmp_path / "two.log"
-    joined.write_bytes(MOBILENET.read_bytes() + (RKNN / "10-build-tail-init-runtime-rv1106-board-tk2-1.5.2.log").read_bytes())
+    joined.write_bytes(
+        MOBILENET.read_bytes() + (RKNN / "10-build-tail-init-runtime-rv1106-board-tk2-1.5.2.log").read_bytes()
+    )
     log = logscope.parse(joined)
     mem = log.frames["memory"]
     assert list(mem["build_index"]) == [0, 1]
@@ -138,7 +157,13 @@ def test_layer_layouts_without_headers():
     assert v2[v2["layer_id"] == 110].iloc[0].output_shape == "(1,2,1,8400),..."
     v16 = logscope.parse(RKNN / "33-issue-meta-rockchip-100-build-layer-table-rows-tk2.log").frames["layers"]
     row = v16[v16["layer_id"] == 72].iloc[0]
-    assert (row.ddr_cycles, row.npu_cycles, row.total_cycles, row.task_number, row.lut_number) == (34633, 0, 34633, 2, 0)
+    assert (row.ddr_cycles, row.npu_cycles, row.total_cycles, row.task_number, row.lut_number) == (
+        34633,
+        0,
+        34633,
+        2,
+        0,
+    )
 
 
 def test_failures_are_classified():

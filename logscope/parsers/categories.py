@@ -22,13 +22,22 @@ def _c(name: str, pattern: str, fatal: bool = False) -> Category:
 
 CATEGORIES: tuple[Category, ...] = (
     # [34] [16] [35] [38]; tk2#193 title line.
-    _c("allocation-failure", r"failed to malloc npu memory|failed to allocate handle|Cannot allocate memory"
-       r"|can not create weight memory|invalid tensor malloc size|RKNN_ERR_MALLOC_FAIL|out of memory"),
+    _c(
+        "allocation-failure",
+        r"failed to malloc npu memory|failed to allocate handle|Cannot allocate memory"
+        r"|can not create weight memory|invalid tensor malloc size|RKNN_ERR_MALLOC_FAIL|out of memory",
+    ),
     _c("swiotlb-full", r"swiotlb buffer is full"),  # [16]
     _c("fd-exhaustion", r"Too many open files"),  # [35]
-    _c("compiler-memory-corruption", r"buffer overflow!!!|memory corruption|double free", fatal=True),  # [26] [51]
+    _c(
+        "compiler-memory-corruption", r"buffer overflow!!!|memory corruption|double free", fatal=True
+    ),  # [26] [51]
     _c("process-killed", r"^(?:Killed|已杀死)$", fatal=True),  # tk2#204
-    _c("process-aborted", r"^Aborted|^Segmentation fault|^段错误|stack smashing|^terminate called", fatal=True),
+    _c(
+        "process-aborted",
+        r"^Aborted|^Segmentation fault|^段错误|stack smashing|^terminate called",
+        fatal=True,
+    ),
     _c("zero-size-tensor", r"invalid tensor reset size"),  # [32]
     _c("regtask-overflow", r"REGTASK: The bit width of field value exceeds the limit"),  # [08] [18]
     _c("unknown-op-target", r"Unkown op target|Unknown op target"),  # [39] [41] (sic)
@@ -38,14 +47,26 @@ CATEGORIES: tuple[Category, ...] = (
     _c("dtype-change", r"default (?:input|output) dtype of .* is changed"),  # [09] [44]
     _c("hybrid-dtype", r"Meet hybrid type|need paramter qtype|need parameter qtype"),  # [09] [41]
     _c("activation-peak", r"(?i)activation memory peak exceeds|peak exceeds"),  # compact summary
-    _c("model-version-mismatch", r"Invalid RKNN model version|exportDataSize large then model size"
-       r"|rknn model is too small"),  # [54] [36] [17]
+    _c(
+        "model-version-mismatch",
+        r"Invalid RKNN model version|exportDataSize large then model size"
+        r"|rknn model is too small",
+    ),  # [54] [36] [17]
     _c("unsupported-op", r"No lowering found|not support|unsupported op|Unsupport"),  # [40] [06]
-    _c("model-not-loaded", r"has not been loaded|load model failed|Import rknn model failed"
-       r"|Catch exception when loading", fatal=True),  # [04] [38] [55]
-    _c("build-exception", r"Catch exception when building|Build model failed|build failed", fatal=True),  # [27]
-    _c("runtime-init-failure", r"RKNN init failed|rknn_init fail|runtime has not been initialized"
-       r"|recv\(MsgLoadAck\) fail|RKNN_ERR_"),  # [36] [37] [54]
+    _c(
+        "model-not-loaded",
+        r"has not been loaded|load model failed|Import rknn model failed"
+        r"|Catch exception when loading",
+        fatal=True,
+    ),  # [04] [38] [55]
+    _c(
+        "build-exception", r"Catch exception when building|Build model failed|build failed", fatal=True
+    ),  # [27]
+    _c(
+        "runtime-init-failure",
+        r"RKNN init failed|rknn_init fail|runtime has not been initialized"
+        r"|recv\(MsgLoadAck\) fail|RKNN_ERR_",
+    ),  # [36] [37] [54]
     _c("dataset-ignored", r"dataset=.* is ignored"),  # [19]
     _c("onnx-opset", r"onnx opset|opset_version|opset_verison"),  # [19] [45]
     _c("eval-flag", r"Flag (?:perf_debug|eval_mem) has been set"),  # [11]

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from lark import Lark
 from lark.grammar import Rule
+from lark.lexer import TerminalDef
 
 from logscope.errors import LogscopeError
 
@@ -69,21 +70,26 @@ class LineLexer:
         self._after: dict[str, _Context] = {}
         for rule in lark.rules:
             head = rule.expansion[0] if rule.expansion else None
-            if head is not None and head.is_term and head.name.endswith(_PREFIX_SUFFIX) and len(rule.expansion) > 1:
+            if (
+                head is not None
+                and head.is_term
+                and head.name.endswith(_PREFIX_SUFFIX)
+                and len(rule.expansion) > 1
+            ):
                 nxt = rule.expansion[1]
                 allowed = {nxt.name} if nxt.is_term else firsts[nxt.name]
                 self._after[head.name] = self._compile(sorted(allowed, key=rank.__getitem__), terminals)
         self.kinds = frozenset(terminals) - {"_NL"}
 
     @staticmethod
-    def _compile(names: list[str], terminals: dict[str, object]) -> _Context:
+    def _compile(names: list[str], terminals: dict[str, TerminalDef]) -> _Context:
         parts: list[str] = []
         fields: dict[str, tuple[tuple[str, str], ...]] = {}
         for name in names:
-            regexp = terminals[name].pattern.to_regexp()  # type: ignore[attr-defined]
+            regexp = terminals[name].pattern.to_regexp()
             found = tuple((g, f"{name}__{g}") for g in dict.fromkeys(_NAMED_GROUP.findall(regexp)))
             fields[name] = found
-            renamed = _NAMED_GROUP.sub(lambda m, n=name: f"(?P<{n}__{m.group(1)}>", regexp)
+            renamed = _NAMED_GROUP.sub(f"(?P<{name}__\\1>", regexp)
             # A body terminal must cover the whole line: a partial match is not a classification.
             end = "" if name.endswith(_PREFIX_SUFFIX) else r"\Z"
             parts.append(f"(?P<{name}>{renamed}){end}")

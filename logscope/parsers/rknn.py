@@ -31,23 +31,73 @@ from logscope.parsers.categories import classify_message
 from logscope.parsers.grammar import Fields, load_line_grammar, load_value_parser
 
 _DTYPE_BYTES = {
-    "INT4": 0.5, "UINT4": 0.5, "INT8": 1, "UINT8": 1, "BOOL": 1, "INT16": 2, "UINT16": 2, "FLOAT16": 2,
-    "BFLOAT16": 2, "INT32": 4, "UINT32": 4, "FLOAT": 4, "FLOAT32": 4, "INT64": 8, "UINT64": 8, "FLOAT64": 8,
+    "INT4": 0.5,
+    "UINT4": 0.5,
+    "INT8": 1,
+    "UINT8": 1,
+    "BOOL": 1,
+    "INT16": 2,
+    "UINT16": 2,
+    "FLOAT16": 2,
+    "BFLOAT16": 2,
+    "INT32": 4,
+    "UINT32": 4,
+    "FLOAT": 4,
+    "FLOAT32": 4,
+    "INT64": 8,
+    "UINT64": 8,
+    "FLOAT64": 8,
 }
-_UNIT = {None: 1, "": 1, "B": 1, "bytes": 1, "KB": 1024, "KiB": 1024, "MB": 1024**2, "MiB": 1024**2,
-         "GB": 1024**3, "GiB": 1024**3}
+_UNIT = {
+    None: 1,
+    "": 1,
+    "B": 1,
+    "bytes": 1,
+    "KB": 1024,
+    "KiB": 1024,
+    "MB": 1024**2,
+    "MiB": 1024**2,
+    "GB": 1024**3,
+    "GiB": 1024**3,
+}
 _MANGLED = re.compile(r"^N4rknn\d+(\w+?)E$")
 _TQDM_FRAME = re.compile(
     r"(?P<stage>[A-Z][A-Za-z]*(?: \d+)?) ?: +(?P<pct>\d+)%\|[^|]*\| *(?P<done>\d+)/(?P<total>\d+)"
     r"(?: \[[^\]]*?(?:, *(?P<rate>[\d.]+)(?P<unit>it/s|s/it))?\])?"
 )
 # Counted only: lines whose content is fully known and carries nothing logscope reports.
-_NOISE = frozenset({"NATIVE_NOISE", "LOGGER_BLANK", "OPT_STEP", "TK1_GRAPH", "INVOKED", "MODEL_BUILD_STATS",
-                    "EVAL_FRAME",
-                    "REGCFG", "TABLE_RULE", "TABLE_TITLE", "OUTLIER_HEADER", "MIN_CONST_HEADER"})
+_NOISE = frozenset(
+    {
+        "NATIVE_NOISE",
+        "LOGGER_BLANK",
+        "OPT_STEP",
+        "TK1_GRAPH",
+        "INVOKED",
+        "MODEL_BUILD_STATS",
+        "EVAL_FRAME",
+        "REGCFG",
+        "TABLE_RULE",
+        "TABLE_TITLE",
+        "OUTLIER_HEADER",
+        "MIN_CONST_HEADER",
+    }
+)
 _FOREIGN = frozenset({"SCRIPT_PRINT", "FOREIGN_LOG"})
-_MESSAGE_KINDS = frozenset({"PY_MSG", "PY_PLAIN", "NATIVE_MSG", "PROXY_MSG", "LOGCAT", "COMPACT_MSG",
-                            "EXCEPTION", "PROCESS_DEATH", "HYBRID_TYPE", "TRACEBACK_HEAD", "BARE_MSG"})
+_MESSAGE_KINDS = frozenset(
+    {
+        "PY_MSG",
+        "PY_PLAIN",
+        "NATIVE_MSG",
+        "PROXY_MSG",
+        "LOGCAT",
+        "COMPACT_MSG",
+        "EXCEPTION",
+        "PROCESS_DEATH",
+        "HYBRID_TYPE",
+        "TRACEBACK_HEAD",
+        "BARE_MSG",
+    }
+)
 _MAX_MESSAGE_CHARS = 4000
 _MAX_UNPARSED_CHARS = 500
 
@@ -100,11 +150,20 @@ class _Assembler:
         self.text = text
         self.builds: list[_Build] = []
         self.rows: dict[str, list[dict[str, Any]]] = {
-            k: [] for k in ("layers", "tensors", "fusions", "messages", "passes", "progress", "outliers",
-                            "unparsed")
+            k: []
+            for k in (
+                "layers",
+                "tensors",
+                "fusions",
+                "messages",
+                "passes",
+                "progress",
+                "outliers",
+                "unparsed",
+            )
         }
         self.counts = {"structural": 0, "message": 0, "noise": 0, "foreign": 0, "blank": 0, "unparsed": 0}
-        self.table: str | None = None          # "layer" | "feature" | "const" | "min_const" | "outlier"
+        self.table: str | None = None  # "layer" | "feature" | "const" | "min_const" | "outlier"
         self.layer_columns: list[str] | None = None
         self.pending_title: str | None = None
         self.fuse_section: str | None = None
@@ -113,18 +172,37 @@ class _Assembler:
         self.open_passes: dict[str, dict[str, Any]] = {}
         self.last_progress: dict[str, Any] | None = None
         self.handlers = {
-            "TOOLKIT_BANNER": self._banner, "BUILD_START": self._build_start, "BUILD_DONE": self._build_done,
-            "TK1_BUILD_DONE": self._build_done, "TARGET_SET": self._target, "TARGET_DEFAULT": self._target,
-            "FUSE_HEADER": self._fuse_header, "FUSE_RESULT": self._fuse_result, "FUSE_CONT": self._fuse_cont,
-            "FOLD_REMOVE": self._fold_remove, "PROGRESS": self._progress, "WARN_SUMMARY": self._warn_summary,
-            "OUTLIER_ROW": self._outlier_row, "CONFIG_LINE": self._config, "COMPILER_VERSION": self._compiler,
-            "PASS_MARK": self._pass_mark, "LAYER_HEADER": self._layer_header, "LAYER_ROW": self._layer_row,
-            "TENSOR_HEADER": self._tensor_header, "TENSOR_ROW": self._tensor_row,
-            "MIN_CONST_ROW": self._min_const_row, "TOTAL_MEMORY": self._total_memory,
-            "PREDICT_RW": self._predict_rw, "SRAM_TOTAL": self._sram_total,
-            "ANALYZE_COUNTS": self._analyze_counts, "ANALYZE_REUSE": self._analyze_reuse,
-            "ALLOCATE_MEMORY": self._allocate_memory, "COMPACT_FUSION": self._compact_fusion,
-            "TRACEBACK_FRAME": self._traceback_frame, "INDENTED": self._indented, "OTHER": self._other,
+            "TOOLKIT_BANNER": self._banner,
+            "BUILD_START": self._build_start,
+            "BUILD_DONE": self._build_done,
+            "TK1_BUILD_DONE": self._build_done,
+            "TARGET_SET": self._target,
+            "TARGET_DEFAULT": self._target,
+            "FUSE_HEADER": self._fuse_header,
+            "FUSE_RESULT": self._fuse_result,
+            "FUSE_CONT": self._fuse_cont,
+            "FOLD_REMOVE": self._fold_remove,
+            "PROGRESS": self._progress,
+            "WARN_SUMMARY": self._warn_summary,
+            "OUTLIER_ROW": self._outlier_row,
+            "CONFIG_LINE": self._config,
+            "COMPILER_VERSION": self._compiler,
+            "PASS_MARK": self._pass_mark,
+            "LAYER_HEADER": self._layer_header,
+            "LAYER_ROW": self._layer_row,
+            "TENSOR_HEADER": self._tensor_header,
+            "TENSOR_ROW": self._tensor_row,
+            "MIN_CONST_ROW": self._min_const_row,
+            "TOTAL_MEMORY": self._total_memory,
+            "PREDICT_RW": self._predict_rw,
+            "SRAM_TOTAL": self._sram_total,
+            "ANALYZE_COUNTS": self._analyze_counts,
+            "ANALYZE_REUSE": self._analyze_reuse,
+            "ALLOCATE_MEMORY": self._allocate_memory,
+            "COMPACT_FUSION": self._compact_fusion,
+            "TRACEBACK_FRAME": self._traceback_frame,
+            "INDENTED": self._indented,
+            "OTHER": self._other,
             "": self._other,
         }
 
@@ -163,9 +241,11 @@ class _Assembler:
         if kind == "TABLE_TITLE":
             title = fields.get("title") or ""
             self.pending_title = title
-            self.table = {"Feature Tensor Information Table": "feature",
-                          "Const Tensor Information Table": "const",
-                          "Network Layer Information Table": "layer"}.get(title)
+            self.table = {
+                "Feature Tensor Information Table": "feature",
+                "Const Tensor Information Table": "const",
+                "Network Layer Information Table": "layer",
+            }.get(title)
             if self.table == "layer":
                 self._current(number)
         elif kind == "OUTLIER_HEADER":
@@ -179,7 +259,11 @@ class _Assembler:
             build.invoked_line = number
         elif kind == "OPT_STEP" and self.fuse_section and not (fields.get("indent") or ""):
             self.fuse_section = None
-        if kind != "TABLE_RULE" and kind != "TABLE_TITLE" and kind not in ("OUTLIER_HEADER", "MIN_CONST_HEADER"):
+        if (
+            kind != "TABLE_RULE"
+            and kind != "TABLE_TITLE"
+            and kind not in ("OUTLIER_HEADER", "MIN_CONST_HEADER")
+        ):
             self.open_message = None
 
     # ------------------------------------------------------------------ builds
@@ -260,20 +344,32 @@ class _Assembler:
             build = self._current(number)
             if name == "RKNNMemStatisticsPass" and build.has_tables and build.memory:
                 build = self._new_build(number, inherit=True)
-            record = {"build_index": build.index, "name": name, "start_line": number, "end_line": None,
-                      "start_time": f.get("ts"), "end_time": None}
+            record = {
+                "build_index": build.index,
+                "name": name,
+                "start_line": number,
+                "end_line": None,
+                "start_time": f.get("ts"),
+                "end_time": None,
+            }
             self.rows["passes"].append(record)
             self.open_passes[name] = record
             if name in ("RKNNModelBuildPass", "RKNNMemStatisticsPass"):
                 self.table = None
         else:
-            record = self.open_passes.pop(name, None)
-            if record is None:
+            closing: dict[str, Any] | None = self.open_passes.pop(name) if name in self.open_passes else None
+            if closing is None:  # an excerpt that starts inside a pass
                 build = self._current(number)
-                record = {"build_index": build.index, "name": name, "start_line": None, "end_line": None,
-                          "start_time": None, "end_time": None}
-                self.rows["passes"].append(record)
-            record["end_line"], record["end_time"] = number, f.get("ts")
+                closing = {
+                    "build_index": build.index,
+                    "name": name,
+                    "start_line": None,
+                    "end_line": None,
+                    "start_time": None,
+                    "end_time": None,
+                }
+                self.rows["passes"].append(closing)
+            closing["end_line"], closing["end_time"] = number, f.get("ts")
             self.table = None
 
     # ------------------------------------------------------------------ optimiser
@@ -293,8 +389,14 @@ class _Assembler:
         section = self.fuse_section or "fuse_ops"
         if section == "quant_optimizer":  # `adjust_relu: [...]` lists the nodes the rule acted on
             removed, added = parsed[0] + parsed[1], []
-        row = {"build_index": build.index, "section": section, "rule": f["rule"], "removed_nodes": removed,
-               "added_nodes": added, "line": number}
+        row = {
+            "build_index": build.index,
+            "section": section,
+            "rule": f["rule"],
+            "removed_nodes": removed,
+            "added_nodes": added,
+            "line": number,
+        }
         self.rows["fusions"].append(row)
         self.open_fusion = row
 
@@ -313,16 +415,31 @@ class _Assembler:
             return
         self._structural()
         build = self._current(number)
-        self.rows["fusions"].append({"build_index": build.index, "section": "fold_constant", "rule": "fold_constant",
-                                     "removed_nodes": parsed[0] + parsed[1], "added_nodes": [], "line": number})
+        self.rows["fusions"].append(
+            {
+                "build_index": build.index,
+                "section": "fold_constant",
+                "rule": "fold_constant",
+                "removed_nodes": parsed[0] + parsed[1],
+                "added_nodes": [],
+                "line": number,
+            }
+        )
 
     def _compact_fusion(self, f: Fields, line: str, number: int) -> None:
         self._structural()
         build = self._current(number)
         inputs = [p.strip() for p in (f["inputs"] or "").split("+") if p.strip()]
-        self.rows["fusions"].append({"build_index": build.index, "section": "compiler", "rule": "op_fusion",
-                                     "removed_nodes": inputs, "added_nodes": [(f["output"] or "").strip()],
-                                     "line": number})
+        self.rows["fusions"].append(
+            {
+                "build_index": build.index,
+                "section": "compiler",
+                "rule": "op_fusion",
+                "removed_nodes": inputs,
+                "added_nodes": [(f["output"] or "").strip()],
+                "line": number,
+            }
+        )
 
     def _progress(self, f: Fields, line: str, number: int) -> None:
         """tqdm bars are counted as noise; only the final frame of each bar is kept (stage timings)."""
@@ -336,10 +453,22 @@ class _Assembler:
         if rate and last["unit"] == "s/it":
             rate = 1.0 / rate if rate else None
         build = self._current(number)
-        row = {"build_index": build.index, "stage": last["stage"], "percent": int(last["pct"]),
-               "done": int(last["done"]), "total": int(last["total"]), "rate_per_s": rate, "line": number}
+        row = {
+            "build_index": build.index,
+            "stage": last["stage"],
+            "percent": int(last["pct"]),
+            "done": int(last["done"]),
+            "total": int(last["total"]),
+            "rate_per_s": rate,
+            "line": number,
+        }
         prev = self.last_progress
-        if prev is not None and prev["stage"] == row["stage"] and prev["percent"] < 100 and prev["line"] >= number - 1:
+        if (
+            prev is not None
+            and prev["stage"] == row["stage"]
+            and prev["percent"] < 100
+            and prev["line"] >= number - 1
+        ):
             prev.update(row)  # the 0% and 100% frames of one bar on separate lines [45]
         else:
             self.rows["progress"].append(row)
@@ -351,10 +480,16 @@ class _Assembler:
             return
         self._structural()
         build = self._current(number)
-        self.rows["outliers"].append({"build_index": build.index, "const_name": f["name"],
-                                      "abs_mean": float(f["abs_mean"] or "nan"),
-                                      "abs_std": float(f["abs_std"] or "nan"),
-                                      "outlier_value": float(f["outlier"] or "nan"), "line": number})
+        self.rows["outliers"].append(
+            {
+                "build_index": build.index,
+                "const_name": f["name"],
+                "abs_mean": float(f["abs_mean"] or "nan"),
+                "abs_std": float(f["abs_std"] or "nan"),
+                "outlier_value": float(f["outlier"] or "nan"),
+                "line": number,
+            }
+        )
 
     # ------------------------------------------------------------------ tables
     def _layer_header(self, f: Fields, line: str, number: int) -> None:
@@ -371,9 +506,16 @@ class _Assembler:
         self._structural()
         build = self._current(number)
         build.has_tables = True
-        row = {"build_index": build.index, "layer_id": int(f["id"] or 0), "op_type": f["op_type"],
-               "dtype": f["dtype"], "target": f["target"], "input_shapes": _na_shape(f["inputs"]),
-               "output_shape": _na_shape(f["output"]), "line": number}
+        row = {
+            "build_index": build.index,
+            "layer_id": int(f["id"] or 0),
+            "op_type": f["op_type"],
+            "dtype": f["dtype"],
+            "target": f["target"],
+            "input_shapes": _na_shape(f["inputs"]),
+            "output_shape": _na_shape(f["output"]),
+            "line": number,
+        }
         row.update(tail)
         self.rows["layers"].append(row)
 
@@ -398,15 +540,30 @@ class _Assembler:
         dtype = f["dtype"] or ""
         logical = _shape_bytes(f["orig_shape"], dtype)
         native_bytes = _shape_bytes(native, dtype) if native else None
-        self.rows["tensors"].append({
-            "build_index": build.index, "table": table, "op_id": int(f["id"] or 0), "user_op": f["user"],
-            "name": f["name"], "dtype": dtype, "data_format": f["data_format"], "orig_shape": f["orig_shape"],
-            "native_shape": native, "start_offset": start, "end_offset": end, "size_bytes": size,
-            "star_flag": f["flag"] == "*", "sram_hit": f["sram_hit"], "logical_bytes": logical,
-            "native_bytes": native_bytes,
-            "padding_bytes": native_bytes - logical if native_bytes is not None and logical is not None else None,
-            "line": number,
-        })
+        self.rows["tensors"].append(
+            {
+                "build_index": build.index,
+                "table": table,
+                "op_id": int(f["id"] or 0),
+                "user_op": f["user"],
+                "name": f["name"],
+                "dtype": dtype,
+                "data_format": f["data_format"],
+                "orig_shape": f["orig_shape"],
+                "native_shape": native,
+                "start_offset": start,
+                "end_offset": end,
+                "size_bytes": size,
+                "star_flag": f["flag"] == "*",
+                "sram_hit": f["sram_hit"],
+                "logical_bytes": logical,
+                "native_bytes": native_bytes,
+                "padding_bytes": native_bytes - logical
+                if native_bytes is not None and logical is not None
+                else None,
+                "line": number,
+            }
+        )
 
     def _min_const_row(self, f: Fields, line: str, number: int) -> None:
         if self.table != "min_const":
@@ -416,11 +573,20 @@ class _Assembler:
         build = self._current(number)
         build.has_tables = True
         dtype = f["dtype"] or ""
-        self.rows["tensors"].append({
-            "build_index": build.index, "table": "const", "op_id": None, "user_op": f["user"],
-            "name": f["name"], "dtype": dtype, "orig_shape": f["orig_shape"], "star_flag": False,
-            "logical_bytes": _shape_bytes(f["orig_shape"], dtype), "line": number,
-        })
+        self.rows["tensors"].append(
+            {
+                "build_index": build.index,
+                "table": "const",
+                "op_id": None,
+                "user_op": f["user"],
+                "name": f["name"],
+                "dtype": dtype,
+                "orig_shape": f["orig_shape"],
+                "star_flag": False,
+                "logical_bytes": _shape_bytes(f["orig_shape"], dtype),
+                "line": number,
+            }
+        )
 
     # ------------------------------------------------------------------ memory figures
     def _total_memory(self, f: Fields, line: str, number: int) -> None:
@@ -437,8 +603,11 @@ class _Assembler:
 
     def _predict_rw(self, f: Fields, line: str, number: int) -> None:
         self._structural()
-        key = {"Internal Memory": "predict_internal_rw_bytes", "Weight Memory": "predict_weight_rw_bytes",
-               "SRAM Hit": "predict_sram_hit_rw_bytes"}[f["kind"] or "SRAM Hit"]
+        key = {
+            "Internal Memory": "predict_internal_rw_bytes",
+            "Weight Memory": "predict_weight_rw_bytes",
+            "SRAM Hit": "predict_sram_hit_rw_bytes",
+        }[f["kind"] or "SRAM Hit"]
         self._current(number).memory[key] = int(f["value"] or 0)
 
     def _sram_total(self, f: Fields, line: str, number: int) -> None:
@@ -459,10 +628,13 @@ class _Assembler:
         self._structural()
         compact = self._current(number).compact
         # Compact vocabulary: Activation = feature maps, Internal = operator scratch.
-        key = {"Weight": "weight", "Activation": "activation", "Internal": "scratch", "Total": "total"}[f["kind"] or "Total"]
+        key = {"Weight": "weight", "Activation": "activation", "Internal": "scratch", "Total": "total"}[
+            f["kind"] or "Total"
+        ]
         compact[f"{key}_bytes"], compact[f"{key}_line"] = _to_bytes(f["value"], f["unit"]), number
-        if f.get("peak"):
-            compact["peak_layer"] = f["peak"].strip()
+        peak = f.get("peak")
+        if peak:
+            compact["peak_layer"] = peak.strip()
 
     # ------------------------------------------------------------------ messages
     def _message(self, kind: str, f: Fields, line: str, number: int) -> None:
@@ -485,17 +657,27 @@ class _Assembler:
         elif kind == "TRACEBACK_HEAD":
             level, text = "E", "Traceback (most recent call last):"
         elif kind == "HYBRID_TYPE":
-            text = line[line.index("Meet hybrid"):]
+            text = line[line.index("Meet hybrid") :]
         text = text if text is not None else line.strip()
         category = classify_message(text if func is None else f"{func}: {text}")
-        fatal = bool(category and category.fatal) or (level == "E" and func in ("build", "export_rknn", "load_onnx",
-                                                                               "load_pytorch", "load_tflite"))
+        fatal = bool(category and category.fatal) or (
+            level == "E" and func in ("build", "export_rknn", "load_onnx", "load_pytorch", "load_tflite")
+        )
         build = self._current(number)
         if fatal and build.fatal is None and build.done_line is None:
             build.fatal = (category.name if category else f"{func} error", number)
-        row = {"build_index": build.index, "line": number, "end_line": number, "level": level, "logger": logger,
-               "func": func, "timestamp": f.get("ts"), "category": category.name if category else None,
-               "fatal": fatal, "message": text[:_MAX_MESSAGE_CHARS]}
+        row = {
+            "build_index": build.index,
+            "line": number,
+            "end_line": number,
+            "level": level,
+            "logger": logger,
+            "func": func,
+            "timestamp": f.get("ts"),
+            "category": category.name if category else None,
+            "fatal": fatal,
+            "message": text[:_MAX_MESSAGE_CHARS],
+        }
         self.rows["messages"].append(row)
         self.counts["message"] += 1
         self.open_message = row
@@ -532,13 +714,23 @@ class _Assembler:
                 status, status_line = "done", b.done_line
             elif b.fatal is not None:
                 status, reason, status_line = "failed", b.fatal[0], b.fatal[1]
-            builds.append({
-                "build_index": b.index, "kind": _build_kind(b), "toolkit_product": b.toolkit_product,
-                "toolkit_version": b.toolkit_version, "compiler_version": b.compiler_version,
-                "target_platform": b.target_platform, "status": status, "status_reason": reason,
-                "status_line": status_line, "start_line": b.start_line, "end_line": b.end_line,
-                "warn_summary_count": b.warn_summary_count, "settings": b.settings,
-            })
+            builds.append(
+                {
+                    "build_index": b.index,
+                    "kind": _build_kind(b),
+                    "toolkit_product": b.toolkit_product,
+                    "toolkit_version": b.toolkit_version,
+                    "compiler_version": b.compiler_version,
+                    "target_platform": b.target_platform,
+                    "status": status,
+                    "status_reason": reason,
+                    "status_line": status_line,
+                    "start_line": b.start_line,
+                    "end_line": b.end_line,
+                    "warn_summary_count": b.warn_summary_count,
+                    "settings": b.settings,
+                }
+            )
             if b.memory:
                 memory.append({"build_index": b.index, "source": "build-log"} | b.memory)
             if b.compact:
@@ -549,9 +741,15 @@ class _Assembler:
         total = sum(self.counts.values())
         kind = _log_kind(frames, self.counts)
         return ParsedLog(
-            source=self.text.path, kind=kind, frames=frames, line_counts={"total": total, **self.counts},
-            encoding=self.text.encoding, compression=self.text.compression, sha256=self.text.sha256,
-            size_bytes=self.text.size_bytes, notes=self.text.notes,
+            source=self.text.path,
+            kind=kind,
+            frames=frames,
+            line_counts={"total": total, **self.counts},
+            encoding=self.text.encoding,
+            compression=self.text.compression,
+            sha256=self.text.sha256,
+            size_bytes=self.text.size_bytes,
+            notes=self.text.notes,
         )
 
 
@@ -619,8 +817,16 @@ _LAYOUTS_BY_COUNT = {
     0: [],
     2: ["Cycles(DDR/NPU/Total)", "RW(KB)"],  # 2.x build [31]
     5: ["DDR Cycles", "NPU Cycles", "Total Cycles", "Task/Lut", "RW(KB)"],  # 1.6 build [33] (inferred)
-    8: ["DDR Cycles", "NPU Cycles", "Total Cycles", "Time(us)", "MacUsage(%)", "Task Number", "Lut Number",
-        "RW(KB)"],  # 1.5 build [09]
+    8: [
+        "DDR Cycles",
+        "NPU Cycles",
+        "Total Cycles",
+        "Time(us)",
+        "MacUsage(%)",
+        "Task Number",
+        "Lut Number",
+        "RW(KB)",
+    ],  # 1.5 build [09]
 }
 
 

@@ -16,7 +16,9 @@ def write_frames(log: ParsedLog, folder: Path, fmt: str) -> list[Path]:
         out = frame.copy()
         for column in out.columns:
             if out[column].dtype == object:  # lists and dicts: JSON text keeps CSV and Parquet simple
-                out[column] = out[column].map(lambda v: None if v is None else json.dumps(v, ensure_ascii=False))
+                out[column] = out[column].map(
+                    lambda v: None if v is None else json.dumps(v, ensure_ascii=False)
+                )
         path = folder / f"{name}.{fmt}"
         if fmt == "csv":
             out.to_csv(path, index=False)

@@ -32,25 +32,39 @@ def render_json(logs: list[ParsedLog]) -> str:
 def _memory_lines(build: dict[str, Any]) -> list[tuple[str, str, str]]:
     """(label, value, provenance) rows for one build's memory."""
     rows: list[tuple[str, str, str]] = []
-    mem, derived = build["memory"], build["derived"]
+    mem, derived, lines = build["memory"], build["derived"], build["memory_lines"]
     source = mem.get("source")
-    for key, label in (("weight_bytes", "weight"), ("internal_bytes", "internal (feature maps)"),
-                       ("activation_bytes", "activation (feature maps)"), ("scratch_bytes", "scratch (op internal)"),
-                       ("other_bytes", "other"), ("total_bytes", "total"), ("model_bytes", "model file")):
+
+    def where(key: str) -> str:
+        return f"{source} line {lines[key]}" if lines.get(key) is not None else str(source)
+
+    for key, label in (
+        ("weight_bytes", "weight"),
+        ("internal_bytes", "internal (feature maps)"),
+        ("activation_bytes", "activation (feature maps)"),
+        ("scratch_bytes", "scratch (op internal)"),
+        ("other_bytes", "other"),
+        ("total_bytes", "total"),
+        ("model_bytes", "model file"),
+    ):
         if key == "activation_bytes" and mem.get("internal_bytes") is not None:
             continue  # same figure as RKNN's "internal"
         if mem.get(key) is not None:
-            rows.append((label, human_bytes(mem[key]), str(source)))
+            rows.append((label, human_bytes(mem[key]), where(key)))
     if mem.get("reuse_rate") is not None:
-        rows.append(("reuse rate", _pct(mem["reuse_rate"]), str(source)))
+        rows.append(("reuse rate", _pct(mem["reuse_rate"]), where("reuse_rate")))
     if mem.get("peak_layer"):
         rows.append(("peak layer", str(mem["peak_layer"]), str(source)))
     if derived.get("feature_pool_bytes") is not None:
-        rows.append(("feature pool span", human_bytes(derived["feature_pool_bytes"]), "max(End) - min(Start)"))
+        rows.append(
+            ("feature pool span", human_bytes(derived["feature_pool_bytes"]), "max(End) - min(Start)")
+        )
         rows.append(("feature sum (no reuse)", human_bytes(derived["feature_sum_bytes"]), "sum(Size)"))
         rows.append(("computed reuse", _pct(derived["computed_reuse_rate"]), "1 - span / sum"))
     if derived.get("padding_bytes") is not None:
-        rows.append(("channel padding", human_bytes(derived["padding_bytes"]), "native - logical shape bytes"))
+        rows.append(
+            ("channel padding", human_bytes(derived["padding_bytes"]), "native - logical shape bytes")
+        )
     return rows
 
 
@@ -64,14 +78,26 @@ def render_text(log: ParsedLog) -> str:
         head = f"build {b['index']} ({b['kind']}): {b['status']}"
         if b["status_reason"]:
             head += f" ({b['status_reason']})"
-        versions = ", ".join(f"{k} {v}" for k, v in (("toolkit", b["toolkit_version"]), ("librknnc", b["compiler_version"]),
-                                                        ("target", b["target_platform"])) if v)
-        out.append(f"\n{head}" + (f" — {versions}" if versions else "") + f"  lines {b['lines'][0]}-{b['lines'][1]}")
+        versions = ", ".join(
+            f"{k} {v}"
+            for k, v in (
+                ("toolkit", b["toolkit_version"]),
+                ("librknnc", b["compiler_version"]),
+                ("target", b["target_platform"]),
+            )
+            if v
+        )
+        out.append(
+            f"\n{head}" + (f" — {versions}" if versions else "") + f"  lines {b['lines'][0]}-{b['lines'][1]}"
+        )
         for label, value, source in _memory_lines(b):
             out.append(f"  {label:<26} {value:<28} [{source}]")
         c = b["counts"]
-        out.append(f"  layers {c['layers']}, feature tensors {c['feature_tensors']}, const tensors {c['const_tensors']}, "
-                   f"fusions {c['fusions']}, warnings {c['warnings']}, errors {c['errors']}")
+        out.append(
+            f"  layers {c['layers']}, feature tensors {c['feature_tensors']}, "
+            f"const tensors {c['const_tensors']}, fusions {c['fusions']}, "
+            f"warnings {c['warnings']}, errors {c['errors']}"
+        )
     errors = log.frames["messages"]
     errors = errors[errors["level"] == "E"].head(5)
     if len(errors):
@@ -82,7 +108,9 @@ def render_text(log: ParsedLog) -> str:
     if s["unparsed_lines"]:
         unparsed = log.frames["unparsed"].head(3)
         shown = ", ".join(str(n) for n in unparsed["line"])
-        out.append(f"\nunparsed lines: {s['unparsed_lines']} (first at line {shown}; --frames-out to see all)")
+        out.append(
+            f"\nunparsed lines: {s['unparsed_lines']} (first at line {shown}; --frames-out to see all)"
+        )
     return "\n".join(out)
 
 
@@ -92,8 +120,12 @@ def _md_escape(text: object) -> str:
 
 def render_markdown(log: ParsedLog) -> str:
     s = log.summary()
-    out = [f"## {_md_escape(s['source'])}", "", f"kind `{s['kind']}`, {s['line_counts']['total']} lines, "
-           f"{s['unparsed_lines']} unparsed", ""]
+    out = [
+        f"## {_md_escape(s['source'])}",
+        "",
+        f"kind `{s['kind']}`, {s['line_counts']['total']} lines, {s['unparsed_lines']} unparsed",
+        "",
+    ]
     for b in s["builds"]:
         out.append(f"### build {b['index']}: {b['status']}")
         out.append("")
