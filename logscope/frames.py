@@ -125,7 +125,8 @@ SCHEMAS: dict[str, dict[str, str]] = {
         "message": STR,
     },
     "passes": {
-        "build_index": INT, "name": STR, "start_line": INT, "end_line": INT, "start_time": STR, "end_time": STR,
+        "build_index": INT, "name": STR, "start_line": INT, "end_line": INT,
+        "start_time": STR, "end_time": STR,
     },
     "progress": {
         "build_index": INT,
