@@ -343,6 +343,14 @@ def memory(
             continue
         res[f"{which}_peak_rss_ratio"] = b["rss_peak_kb"] / a["rss_peak_kb"]
         res[f"{which}_parse_rss_ratio"] = b["parse_rss_kb"] / max(1, a["parse_rss_kb"])
+        extra_noise = hi["noise_lines"] - lo["noise_lines"]
+        extra_bytes = (hi["mb"] - lo["mb"]) * 1e6
+        res[f"{which}_parse_rss_bytes_per_extra_noise_line"] = (
+            (b["parse_rss_kb"] - a["parse_rss_kb"]) * 1024 / max(1, extra_noise)
+        )
+        res[f"{which}_parse_rss_bytes_per_extra_file_byte"] = (
+            (b["parse_rss_kb"] - a["parse_rss_kb"]) * 1024 / max(1.0, extra_bytes)
+        )
         if a.get("traced_peak_bytes") and b.get("traced_peak_bytes"):
             res[f"{which}_traced_peak_ratio"] = b["traced_peak_bytes"] / a["traced_peak_bytes"]
     if "logscope_parse_rss_ratio" in res:
@@ -384,6 +392,7 @@ def machine() -> dict[str, Any]:
         "python": platform.python_version(),
         "platform": platform.platform(),
         "git_commit": commit,
+        "loadavg_at_start": os.getloadavg() if hasattr(os, "getloadavg") else None,
         **versions,
     }
 
@@ -395,7 +404,9 @@ def _fmt_mb(kb: float) -> str:
 def report(results: dict[str, Any]) -> None:
     m, t = results["machine"], results["throughput"]
     print()
-    print(f"logscope benchmark  {m['date']}  {m['cpu']}  nproc={m['nproc']}  Python {m['python']}")
+    load = m.get("loadavg_at_start")
+    load_txt = f"  load avg {load[0]:.2f}" if load else ""
+    print(f"logscope benchmark  {m['date']}  {m['cpu']}  nproc={m['nproc']}  Python {m['python']}{load_txt}")
     s = results["inputs"]["main"]
     print(
         f"input  {t['file']}: {t['mb']:.2f} MB, {s['lines']:,} lines, {s['builds']} builds, "
@@ -433,7 +444,9 @@ def report(results: dict[str, Any]) -> None:
     mem = results.get("memory")
     if mem:
         print()
-        print("  peak memory (fresh process each; 'parse' = peak RSS minus RSS after imports)")
+        print(
+            "  peak memory, fresh process each; 'parse' = peak RSS minus RSS after imports and warm-up parse"
+        )
         head = (
             f"{'file':>9}{'lines':>10}{'logscope peak':>16}{'parse':>12}{'traced':>12}{'baseline peak':>16}"
         )
@@ -461,6 +474,12 @@ def report(results: dict[str, Any]) -> None:
                     if "logscope_traced_peak_ratio" in mem
                     else ""
                 )
+            )
+            per_line = mem["logscope_parse_rss_bytes_per_extra_noise_line"]
+            per_byte = mem["logscope_parse_rss_bytes_per_extra_file_byte"]
+            print(
+                f"  logscope parse peak grows by {per_line:.0f} B per extra noise line "
+                f"({per_byte:.2f} B per extra file byte)"
             )
             verdict = "HOLDS" if mem["claim_holds"] else "MISSED"
             print(
@@ -516,6 +535,7 @@ def main(argv: list[str] | None = None) -> int:
         "memory_growth_limit": MEMORY_GROWTH_LIMIT,
     }
     results["wall_seconds"] = round(time.perf_counter() - t_start, 1)
+    results["machine"]["loadavg_at_end"] = os.getloadavg() if hasattr(os, "getloadavg") else None
     results_file = OUT / "results.json"
     results["results_file"] = str(results_file.relative_to(ROOT))
     results_file.write_text(json.dumps(results, indent=2, default=str))

@@ -67,7 +67,9 @@ def add_derived_memory(log: ParsedLog) -> None:
     derived = derive_memory(log.frames["tensors"])
     if not derived:
         return
-    records = log.frames["memory"].to_dict("records")
+    records: list[dict[str, Any]] = [
+        {str(k): v for k, v in row.items()} for row in log.frames["memory"].to_dict("records")
+    ]
     seen = set()
     for record in records:
         figures = derived.get(record["build_index"])

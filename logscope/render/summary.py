@@ -104,7 +104,8 @@ def render_text(log: ParsedLog) -> str:
         out.append("\nfirst errors:")
         for row in errors.itertuples(index=False):
             first = str(row.message).splitlines()[0][:120]
-            out.append(f"  line {row.line}: [{row.category or 'other'}] {first}")
+            category = str(row.category) if isinstance(row.category, str) else "other"
+            out.append(f"  line {row.line}: [{category}] {first}")
     if s["unparsed_lines"]:
         unparsed = log.frames["unparsed"].head(3)
         shown = ", ".join(str(n) for n in unparsed["line"])
