@@ -137,6 +137,24 @@ def _jsonable(value: Any, limit: int = 20_000) -> Any:
     return json.loads(text) if len(text) <= limit else text[:limit] + " ...(truncated)"
 
 
+def _summary_digest(summary: dict[str, Any]) -> dict[str, Any]:
+    """The parts of `ParsedLog.summary()` worth keeping for 96 builds: counts, statuses, the first build."""
+    from collections import Counter
+
+    builds = summary.get("builds") or []
+    return _jsonable(
+        {
+            "keys": sorted(summary),
+            "line_counts": summary.get("line_counts"),
+            "unparsed_lines": summary.get("unparsed_lines"),
+            "builds": len(builds),
+            "build_status": dict(Counter(str(b.get("status")) for b in builds)),
+            "findings": len(summary.get("findings") or []),
+            "first_build": builds[0] if builds else None,
+        }
+    )
+
+
 def _tensor_kinds(log: Any) -> dict[str, int] | None:
     """Feature/const split of the tensors frame, if it has a column that tells them apart."""
     frame = log.frames.get("tensors")
@@ -176,7 +194,7 @@ def throughput(path: Path, stats: dict[str, Any], repeat: int) -> dict[str, Any]
     frames = _frame_counts(log)
     res["logscope"] = {"best_s": l_best, "runs_s": l_all, "mb_per_s": mb / l_best, "frames": frames}
     try:
-        res["logscope"]["summary"] = _jsonable(log.summary())
+        res["logscope"]["summary"] = _summary_digest(log.summary())
     except Exception:
         res["logscope"]["summary_error"] = traceback.format_exc()
     res["checks"] = cross_check(path, log)
