@@ -26,16 +26,6 @@ import pandas as pd
 from logscope.frames import build_frame
 from logscope.model import ParsedLog
 
-DERIVED_COLUMNS = (
-    "feature_pool_bytes",
-    "feature_sum_bytes",
-    "computed_reuse_rate",
-    "const_span_bytes",
-    "const_sum_bytes",
-    "padding_bytes",
-    "logical_feature_bytes",
-)
-
 
 def derive_memory(tensors: pd.DataFrame) -> dict[Any, dict[str, Any]]:
     """Derived figures per build index from a tensors frame."""

@@ -879,14 +879,20 @@ def _string_value(token: Token) -> str:
     return re.sub(r"\\(.)", r"\1", raw)
 
 
-def _parse_nodes(body: str) -> tuple[list[str], list[str]] | None:
-    """`remove node = [...], add node = [...]` or a bare `[...]` -> (removed, added); None if malformed."""
+def _parse_payload(body: str, expected: str) -> Tree | None:
+    """Parse a payload with grammars/values.lark; None unless it is well formed and of the `expected` kind."""
     try:
         tree = load_value_parser().parse(body.strip(), start="start")
     except LarkError:
         return None
-    clauses = tree.children[0]
-    if not isinstance(clauses, Tree) or clauses.data != "node_clauses":
+    payload = tree.children[0]
+    return payload if isinstance(payload, Tree) and payload.data == expected else None
+
+
+def _parse_nodes(body: str) -> tuple[list[str], list[str]] | None:
+    """`remove node = [...], add node = [...]` or a bare `[...]` -> (removed, added); None if malformed."""
+    clauses = _parse_payload(body, "node_clauses")
+    if clauses is None:
         return None
     removed: list[str] = []
     added: list[str] = []
@@ -894,22 +900,18 @@ def _parse_nodes(body: str) -> tuple[list[str], list[str]] | None:
         assert isinstance(clause, Tree)
         if clause.data == "keyed":
             key, node_list = clause.children
-            names = [_string_value(t) for t in node_list.children if isinstance(t, Token)]  # type: ignore[union-attr]
+            names = [_string_value(t) for t in node_list.children if isinstance(t, Token)]
             (added if str(key) == "add node" else removed).extend(names)
         else:
             node_list = clause.children[0]
-            removed.extend(_string_value(t) for t in node_list.children if isinstance(t, Token))  # type: ignore[union-attr]
+            removed.extend(_string_value(t) for t in node_list.children if isinstance(t, Token))
     return removed, added
 
 
 def _parse_settings(body: str) -> dict[str, str] | None:
     """`compress = 0, ..., output_optimize = 1,enable_argb_group=0` -> {name: value}; None if malformed."""
-    try:
-        tree = load_value_parser().parse(body.strip(), start="start")
-    except LarkError:
-        return None
-    settings = tree.children[0]
-    if not isinstance(settings, Tree) or settings.data != "settings":
+    settings = _parse_payload(body, "settings")
+    if settings is None:
         return None
     out: dict[str, str] = {}
     for setting in settings.children:
