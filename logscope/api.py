@@ -6,28 +6,32 @@ import os
 
 from logscope.analysis.derived import add_derived_memory
 from logscope.errors import InputError
-from logscope.io import LogText, read_log
+from logscope.io import LogStream, LogText
 from logscope.model import ParsedLog
-from logscope.parsers.rknn import parse_rknn
+from logscope.parsers.rknn import parse_rknn, parse_rknn_blocks
 
 
 def parse(path: str | os.PathLike[str]) -> ParsedLog:
     """Parse one log file into frames, with the derived memory figures filled in.
 
-    Raises `InputError` for a file that is not a log: unreadable, binary, or one in which not a single
-    line was recognised as RKNN-Toolkit output.
+    The file is streamed block by block (`LogStream`): memory follows the rows the log holds, not its
+    length. Raises `InputError` for a file that is not a log: unreadable, binary, or one in which not
+    a single line was recognised.
     """
-    return parse_text(read_log(path))
+    stream = LogStream(path)
+    return _checked(parse_rknn_blocks(stream, stream), stream.path)
 
 
 def parse_text(text: LogText) -> ParsedLog:
     """Parse text that `logscope.io` has already read (used by tests and the audit)."""
-    log = parse_rknn(text)
+    return _checked(parse_rknn(text), text.path)
+
+
+def _checked(log: ParsedLog, path: str) -> ParsedLog:
     counts = log.line_counts
     recognised = counts["structural"] + counts["message"] + counts["noise"]
-    if text.lines and recognised == 0:
-        raise InputError(
-            f"{text.path}: no RKNN-Toolkit or runtime log line recognised in {len(text.lines)} lines"
-        )
+    lines = counts["total"]
+    if lines and recognised == 0:
+        raise InputError(f"{path}: no RKNN-Toolkit or runtime log line recognised in {lines} lines")
     add_derived_memory(log)
     return log

@@ -41,16 +41,24 @@ import os
 import re
 import stat
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Protocol
 
 from logscope.errors import InputError
 
 if TYPE_CHECKING:
     from _typeshed import WriteableBuffer
 
-__all__ = ["DEFAULT_MAX_BYTES", "LogText", "decode_bytes", "read_log"]
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "STREAM_BLOCK_BYTES",
+    "LogSource",
+    "LogStream",
+    "LogText",
+    "decode_bytes",
+    "read_log",
+]
 
 #: Refuse inputs (after decompression) larger than this by default: 2 GiB.
 DEFAULT_MAX_BYTES = 2 * 1024**3
@@ -99,6 +107,23 @@ _ANSI = re.compile(
 _TQDM_GLUE = re.compile(r"\](?<=it/s\]|s/it\])(?=[DIWE] \S)")
 
 
+class LogSource(Protocol):
+    """What a parser needs to know about where its lines came from (LogText and LogStream have it)."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def encoding(self) -> str: ...
+    @property
+    def compression(self) -> str | None: ...
+    @property
+    def sha256(self) -> str: ...
+    @property
+    def size_bytes(self) -> int: ...
+    @property
+    def notes(self) -> tuple[str, ...]: ...
+
+
 @dataclass(frozen=True)
 class LogText:
     """A decoded, cleaned log: the only thing parsers ever receive.
@@ -129,16 +154,7 @@ def read_log(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_BYTES
     streamed, so the ``max_bytes`` cap stops a decompression bomb long before memory runs out.
     """
     name = os.fspath(path)
-    try:
-        fh = open(name, "rb")  # noqa: SIM115 - closed by the with-block right below
-    except FileNotFoundError:
-        raise InputError(f"{name}: no such file") from None
-    except IsADirectoryError:
-        raise InputError(f"{name}: is a directory, not a log file") from None
-    except PermissionError:
-        raise InputError(f"{name}: permission denied") from None
-    except OSError as exc:
-        raise InputError(f"{name}: cannot open: {_one_line(exc)}") from None
+    fh = _open_file(name)
     with fh:
         try:
             st = os.fstat(fh.fileno())
@@ -158,6 +174,188 @@ def read_log(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_BYTES
         except OSError as exc:
             raise InputError(f"{name}: read error: {_one_line(exc)}") from None
     return _build(raw, name, compression)
+
+
+def _open_file(name: str) -> IO[bytes]:
+    """Open ``name`` for reading bytes; what a user can get wrong becomes a one-line InputError."""
+    try:
+        return open(name, "rb")  # the caller closes it in a with-block
+    except FileNotFoundError:
+        raise InputError(f"{name}: no such file") from None
+    except IsADirectoryError:
+        raise InputError(f"{name}: is a directory, not a log file") from None
+    except PermissionError:
+        raise InputError(f"{name}: permission denied") from None
+    except OSError as exc:
+        raise InputError(f"{name}: cannot open: {_one_line(exc)}") from None
+
+
+#: Block size of :class:`LogStream`: big enough that per-block work is noise, small enough to bound memory.
+STREAM_BLOCK_BYTES = 4 * 1024 * 1024
+
+
+class LogStream:
+    """A log read block by block, for parsers whose memory must not grow with the file.
+
+    Iterate once; each item is ``(lines, numbers)`` for a run of complete lines, exactly as
+    :func:`read_log` would number and clean them. After the iteration ``encoding``, ``sha256``,
+    ``size_bytes`` and ``notes`` are final (before it they describe what was read so far).
+
+    Streaming needs decisions that :func:`read_log` takes on the whole file to be takeable on the
+    first block. They are for the common case (UTF-8 or ASCII, no byte-order mark, no markdown
+    indentation). Anything else (UTF-16, GBK, an indented copy, a file that fits in one block)
+    falls back to :func:`read_log`'s whole-file path and yields a single block, so the result is
+    the same either way. One case differs: a file whose first block is valid UTF-8 is UTF-8; a
+    later invalid byte is replaced (and noted) rather than re-deciding the encoding of the file.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        block_bytes: int = STREAM_BLOCK_BYTES,
+    ) -> None:
+        self.path = os.fspath(path)
+        self.max_bytes = max_bytes
+        self.block_bytes = max(block_bytes, 1)
+        self.encoding = "utf-8"
+        self.compression: str | None = None
+        self.sha256 = ""
+        self.size_bytes = 0
+        self.notes: tuple[str, ...] = ()
+
+    def __iter__(self) -> Iterator[tuple[list[str], list[int]]]:
+        name = self.path
+        with _open_file(name) as fh:
+            try:
+                if stat.S_ISDIR(os.fstat(fh.fileno()).st_mode):
+                    raise InputError(f"{name}: is a directory, not a log file")
+                head = fh.read(_MAGIC_LEN)
+            except OSError as exc:
+                raise InputError(f"{name}: read error: {_one_line(exc)}") from None
+            self.compression = _sniff_compression(head)
+            source = io.BufferedReader(_Replay(head, fh))
+            reader = source if self.compression is None else _open_decompressor(self.compression, source)
+            read = _guarded_reader(reader.read, name, self.compression, self.max_bytes)
+            yield from self._blocks(read)
+
+    def _blocks(self, read: Callable[[int], bytes]) -> Iterator[tuple[list[str], list[int]]]:
+        first = _read_up_to(read, max(self.block_bytes, _SAMPLE))
+        cut = first.rfind(b"\n") + 1
+        more = _read_up_to(read, 1) if cut else b""
+        if not more or not _streamable_start(first[:cut]):
+            whole = _build(b"".join([first, more, _read_all(read)]), self.path, self.compression)
+            self.encoding, self.sha256 = whole.encoding, whole.sha256
+            self.size_bytes, self.notes = whole.size_bytes, whole.notes
+            yield whole.lines, whole.numbers
+            return
+        digest, counts = hashlib.sha256(), _Counts()
+        offset = nuls = bad = 0
+        pending, eof = first + more, False
+        while True:
+            if not eof:
+                chunk = _read_up_to(read, self.block_bytes)
+                eof = len(chunk) < self.block_bytes
+                pending += chunk
+            if eof:
+                block, pending = pending, b""
+            else:
+                cut = pending.rfind(b"\n") + 1
+                if cut == 0:
+                    continue  # one line longer than a block: read on
+                block, pending = pending[:cut], pending[cut:]
+            digest.update(block)
+            self.size_bytes += len(block)
+            try:
+                text = block.decode("utf-8")
+            except UnicodeDecodeError:
+                text = block.decode("utf-8", "replace")
+                bad += text.count("\ufffd") - block.count("\ufffd".encode())
+            if offset == 0:
+                _check_text(text, self.path)
+            if "\x00" in text:
+                nuls += text.count("\x00")
+                text = text.replace("\x00", "")
+            lines, numbers, physical = _split_block(text, offset, counts, dedent=False)
+            offset += physical
+            yield lines, numbers
+            if eof:
+                break
+        self.sha256 = digest.hexdigest()
+        notes = []
+        if bad:
+            notes.append(f"decoded as utf-8 with {_plural(bad, 'invalid byte sequence')} replaced by U+FFFD")
+        if nuls:
+            notes.append(f"removed {_plural(nuls, 'NUL character')}")
+        self.notes = tuple(notes + _line_notes(counts))
+
+
+def _streamable_start(raw: bytes) -> bool:
+    """Whether the first block lets the rest be streamed: plain UTF-8 (or ASCII), not a markdown copy."""
+    if raw.startswith((codecs.BOM_UTF8, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return False
+    if _sniff_utf16(raw) is not None or b"\x00" in raw[:_SAMPLE]:
+        return False
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    # A line at column 0 settles the dedent question for the whole file (see _dedent).
+    return _dedent(text.split("\n")) is None
+
+
+def _read_up_to(read: Callable[[int], bytes], size: int) -> bytes:
+    """Read exactly ``size`` bytes, or fewer only at the end of the input."""
+    parts: list[bytes] = []
+    missing = size
+    while missing > 0:
+        data = read(missing)
+        if not data:
+            break
+        parts.append(data)
+        missing -= len(data)
+    return b"".join(parts)
+
+
+def _read_all(read: Callable[[int], bytes]) -> bytes:
+    parts: list[bytes] = []
+    while data := read(_CHUNK):
+        parts.append(data)
+    return b"".join(parts)
+
+
+def _guarded_reader(
+    read: Callable[[int], bytes], name: str, compression: str | None, max_bytes: int
+) -> Callable[[int], bytes]:
+    """``read`` with the size cap and one-line errors for I/O and archive failures."""
+    total = 0
+
+    def guarded(size: int) -> bytes:
+        nonlocal total
+        try:
+            data = read(size)
+        except EOFError:
+            raise InputError(
+                f"{name}: truncated {compression} archive (ends before its end-of-stream marker)"
+            ) from None
+        except (zlib.error, lzma.LZMAError, ValueError) as exc:
+            raise InputError(f"{name}: corrupt {compression} archive: {_one_line(exc)}") from None
+        except OSError as exc:
+            if compression is not None:
+                raise InputError(f"{name}: corrupt {compression} archive: {_one_line(exc)}") from None
+            raise InputError(f"{name}: read error: {_one_line(exc)}") from None
+        total += len(data)
+        if total > max_bytes:
+            if compression is not None:
+                raise InputError(
+                    f"{name}: decompressed data exceeds the limit of {max_bytes} bytes "
+                    "(refusing a possible decompression bomb)"
+                )
+            raise InputError(f"{name}: larger than the limit of {max_bytes} bytes")
+        return data
+
+    return guarded
 
 
 def decode_bytes(data: bytes, path: str = "<bytes>", *, max_bytes: int = DEFAULT_MAX_BYTES) -> LogText:
@@ -493,6 +691,8 @@ class _Counts:
         self.cr_lines = 0
         self.cr_frames = 0
         self.glued = 0
+        self.crlf = 0
+        self.dedent_note: str | None = None
 
 
 def _scrub(line: str, counts: _Counts) -> str:
@@ -535,24 +735,37 @@ def _expand(line: str, counts: _Counts) -> list[str]:
 
 def _split(text: str) -> tuple[list[str], list[int], list[str]]:
     """Turn decoded text into ``(lines, numbers, notes)`` following the module's conventions."""
-    notes: list[str] = []
+    counts = _Counts()
+    lines, numbers, _ = _split_block(text, 0, counts, dedent=True)
+    return lines, numbers, _line_notes(counts)
+
+
+def _split_block(
+    text: str, offset: int, counts: _Counts, *, dedent: bool
+) -> tuple[list[str], list[int], int]:
+    """Split one block of decoded text whose first physical line is number ``offset + 1``.
+
+    Returns ``(lines, numbers, physical line count)``. A block is a whole file, or (streaming) a run
+    of complete lines: everything here is local to a physical line except the dedent decision,
+    which needs every line and is therefore only taken when ``dedent`` is set.
+    """
     if not text:
-        return [], [], notes
+        return [], [], 0
     if "\r" in text:
         crlf = text.count("\r\n")
         if crlf:
             text = text.replace("\r\n", "\n")
-            notes.append(f"normalized {_plural(crlf, 'CRLF line ending')}")
+            counts.crlf += crlf
     phys = text.split("\n")
     if text.endswith("\n"):
         phys.pop()  # a final terminator ends the last line; it does not start a new one
 
     dirty = _dirty_lines(text) if any(marker in text for marker in _MARKERS) else []
-    counts = _Counts()
     for i in dirty:
         phys[i] = _scrub(phys[i], counts)
 
-    dedent_note = _dedent(phys)
+    if dedent:
+        counts.dedent_note = _dedent(phys)
 
     # Only lines not in `dirty` need stripping here (_expand strips its own pieces), and only if
     # some line ends in blanks at all; checking first saves a pass over a million clean lines.
@@ -560,23 +773,27 @@ def _split(text: str) -> tuple[list[str], list[int], list[str]]:
         phys = [s.rstrip(" \t") for s in phys]
 
     if not dirty:
-        lines = phys
-        numbers = list(range(1, len(phys) + 1))
-    else:
-        lines = []
-        numbers = []
-        prev = 0
-        for i in dirty:
-            if i > prev:
-                lines.extend(phys[prev:i])
-                numbers.extend(range(prev + 1, i + 1))
-            pieces = _expand(phys[i], counts)
-            lines.extend(pieces)
-            numbers.extend([i + 1] * len(pieces))
-            prev = i + 1
-        lines.extend(phys[prev:])
-        numbers.extend(range(prev + 1, len(phys) + 1))
+        return phys, list(range(offset + 1, offset + len(phys) + 1)), len(phys)
+    lines: list[str] = []
+    numbers: list[int] = []
+    prev = 0
+    for i in dirty:
+        if i > prev:
+            lines.extend(phys[prev:i])
+            numbers.extend(range(offset + prev + 1, offset + i + 1))
+        pieces = _expand(phys[i], counts)
+        lines.extend(pieces)
+        numbers.extend([offset + i + 1] * len(pieces))
+        prev = i + 1
+    lines.extend(phys[prev:])
+    numbers.extend(range(offset + prev + 1, offset + len(phys) + 1))
+    return lines, numbers, len(phys)
 
+
+def _line_notes(counts: _Counts) -> list[str]:
+    notes: list[str] = []
+    if counts.crlf:
+        notes.append(f"normalized {_plural(counts.crlf, 'CRLF line ending')}")
     if counts.ansi_lines:
         notes.append(f"stripped ANSI codes on {_plural(counts.ansi_lines, 'line')}")
     if counts.bs_lines:
@@ -586,9 +803,9 @@ def _split(text: str) -> tuple[list[str], list[int], list[str]]:
         notes.append(f"split {frames} (from {_plural(counts.cr_lines, 'physical line')})")
     if counts.glued:
         notes.append(f"split {_plural(counts.glued, 'log line')} glued to progress bars")
-    if dedent_note:
-        notes.append(dedent_note)
-    return lines, numbers, notes
+    if counts.dedent_note:
+        notes.append(counts.dedent_note)
+    return notes
 
 
 def _build(raw: bytes, name: str, compression: str | None) -> LogText:

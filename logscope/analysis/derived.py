@@ -28,28 +28,37 @@ from logscope.model import ParsedLog
 
 
 def derive_memory(tensors: pd.DataFrame) -> dict[Any, dict[str, Any]]:
-    """Derived figures per build index from a tensors frame."""
+    """Derived figures per build index from a tensors frame (one grouped pass per table, not per build)."""
     out: dict[Any, dict[str, Any]] = {}
-    for build_index, rows in tensors.groupby("build_index", dropna=True):
-        figures: dict[str, Any] = {}
-        feature = rows[(rows["table"] == "feature") & rows["size_bytes"].notna()]
-        if len(feature):
-            span = int(feature["end_offset"].max() - feature["start_offset"].min())
-            total = int(feature["size_bytes"].sum())
-            figures["feature_pool_bytes"] = span
-            figures["feature_sum_bytes"] = total
-            figures["computed_reuse_rate"] = 1.0 - span / total if total else None
-            known = feature[feature["padding_bytes"].notna()]
-            figures["padding_bytes"] = int(known["padding_bytes"].sum()) if len(known) else None
-            logical = feature[feature["logical_bytes"].notna()]
-            figures["logical_feature_bytes"] = int(logical["logical_bytes"].sum()) if len(logical) else None
-        const = rows[(rows["table"] == "const") & rows["size_bytes"].notna()]
-        if len(const):
-            figures["const_span_bytes"] = int(const["end_offset"].max() - const["start_offset"].min())
-            figures["const_sum_bytes"] = int(const["size_bytes"].sum())
-        if figures:
-            out[build_index] = figures
-    return out
+    sized = tensors[tensors["size_bytes"].notna() & tensors["build_index"].notna()]
+    feature = sized[sized["table"] == "feature"].groupby("build_index")
+    spans = feature.agg(
+        end=("end_offset", "max"),
+        start=("start_offset", "min"),
+        total=("size_bytes", "sum"),
+        padding=("padding_bytes", "sum"),
+        padding_known=("padding_bytes", "count"),
+        logical=("logical_bytes", "sum"),
+        logical_known=("logical_bytes", "count"),
+    )
+    for build_index, row in spans.iterrows():
+        span, total = int(row["end"] - row["start"]), int(row["total"])
+        out[build_index] = {
+            "feature_pool_bytes": span,
+            "feature_sum_bytes": total,
+            "computed_reuse_rate": 1.0 - span / total if total else None,
+            "padding_bytes": int(row["padding"]) if row["padding_known"] else None,
+            "logical_feature_bytes": int(row["logical"]) if row["logical_known"] else None,
+        }
+    const = sized[sized["table"] == "const"].groupby("build_index")
+    const_spans = const.agg(
+        end=("end_offset", "max"), start=("start_offset", "min"), total=("size_bytes", "sum")
+    )
+    for build_index, row in const_spans.iterrows():
+        out.setdefault(build_index, {}).update(
+            {"const_span_bytes": int(row["end"] - row["start"]), "const_sum_bytes": int(row["total"])}
+        )
+    return dict(sorted(out.items()))
 
 
 def add_derived_memory(log: ParsedLog) -> None:

@@ -6,10 +6,11 @@ and resolves the terminals (priorities, fragments); the LALR parser with Lark's 
 the reference reading of a log (`reference_kinds`).
 
 For speed the same grammar is compiled into a `LineLexer`: per lexer context (line start, after a
-native prefix, after a Python-logger prefix) one alternation of the allowed terminals, ordered exactly
-as Lark orders them, with every field group renamed `TERMINAL__field` so a single `re.match` per line
-yields both the kind of line and its fields. A whole-file Lark parse with fine-grained tokens ran at
-~1.6 MB/s; this classifier runs at ~31 MB/s, 0.43x a per-line regex scanner (docs/performance.md).
+native prefix, after a Python-logger prefix) and per first character, one alternation of the terminals
+that can start there, ordered exactly as Lark orders them, with every field group renamed
+`TERMINAL__field` so one `re.match` per context yields both the kind of line and its fields. A
+whole-file Lark parse with fine-grained tokens ran at ~1.6 MB/s; this classifier runs at ~85 MB/s on
+the benchmark log (0.59 s for 50 MB, docs/performance.md).
 tests/test_grammars.py checks that both readings agree on every line of every fixture.
 """
 
@@ -17,10 +18,13 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Iterator
+import re._constants as _sre_constants
+import re._parser as _sre_parser
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from lark import Lark
 from lark.grammar import Rule
@@ -45,17 +49,79 @@ def grammar_text(name: str) -> str:
     raise LogscopeError(f"grammar {filename} is missing from this installation")
 
 
-Fields = dict[str, str | None]
+class Fields(Mapping[str, str | None]):
+    """The named fields of one classified line, read from its match objects only when asked for.
+
+    Most lines of a verbose log are noise whose fields nobody reads; building a dict of every group
+    for each of them cost more than matching the line. Body fields shadow prefix fields of the same name.
+    """
+
+    __slots__ = ("_body", "_body_groups", "_prefix", "_prefix_groups")
+
+    def __init__(
+        self,
+        prefix: re.Match[str] | None = None,
+        prefix_groups: Mapping[str, int] | None = None,
+        body: re.Match[str] | None = None,
+        body_groups: Mapping[str, int] | None = None,
+    ) -> None:
+        self._prefix, self._prefix_groups = prefix, prefix_groups or _NO_GROUPS
+        self._body, self._body_groups = body, body_groups or _NO_GROUPS
+
+    def __getitem__(self, key: str) -> str | None:
+        group = self._body_groups.get(key)
+        if group is not None and self._body is not None:
+            return self._body.group(group)
+        group = self._prefix_groups.get(key)
+        if group is not None and self._prefix is not None:
+            return self._prefix.group(group)
+        raise KeyError(key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
+    def take(self, names: tuple[str, ...]) -> tuple[str | None, ...]:
+        """The body fields `names`, in order, in one call: the hot path for table rows."""
+        if self._body is None:
+            raise KeyError(names[0])
+        groups = self._body_groups
+        values = self._body.group(*[groups[name] for name in names])
+        return values if isinstance(values, tuple) else (values,)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(dict.fromkeys([*self._prefix_groups, *self._body_groups]))
+
+    def __len__(self) -> int:
+        return len(dict.fromkeys([*self._prefix_groups, *self._body_groups]))
+
+
+_NO_GROUPS: Mapping[str, int] = {}
+_NO_FIELDS = Fields()
+# First-character buckets of a lexer context: 0-127 ASCII, 128 any other character, 129 end of line.
+_NON_ASCII, _END, _BUCKETS = 128, 129, 130
 
 
 @dataclass(frozen=True)
-class _Context:
+class _Alternation:
     regex: re.Pattern[str]
-    fields: dict[str, tuple[tuple[str, str], ...]]  # terminal -> ((field, group name), ...)
+    groups: dict[str, dict[str, int]]  # terminal -> {field: group index in this regex}
+
+
+# A lexer context: first-character bucket -> the alternation of the terminals that can start there.
+_Context = tuple[_Alternation | None, ...]
 
 
 class LineLexer:
-    """Classifies single lines with the grammar's terminals, one regex match per context."""
+    """Classifies single lines with the grammar's terminals, one regex match per context.
+
+    Each context holds, per possible first character, the alternation of just those terminals that can
+    begin with it (in Lark's order), so a line never tries the ~20 alternatives that cannot match it.
+    The result is the same as trying every terminal in order: an alternative left out could not have
+    matched at all.
+    """
 
     def __init__(self, lark: Lark) -> None:
         terminals = {t.name: t for t in lark.terminals}
@@ -83,35 +149,146 @@ class LineLexer:
 
     @staticmethod
     def _compile(names: list[str], terminals: dict[str, TerminalDef]) -> _Context:
-        parts: list[str] = []
-        fields: dict[str, tuple[tuple[str, str], ...]] = {}
+        alternatives: dict[str, str] = {}
+        starts: dict[str, frozenset[int] | None] = {}
         for name in names:
             regexp = terminals[name].pattern.to_regexp()
-            found = tuple((g, f"{name}__{g}") for g in dict.fromkeys(_NAMED_GROUP.findall(regexp)))
-            fields[name] = found
             renamed = _NAMED_GROUP.sub(f"(?P<{name}__\\1>", regexp)
             # A body terminal must cover the whole line: a partial match is not a classification.
             end = "" if name.endswith(_PREFIX_SUFFIX) else r"\Z"
-            parts.append(f"(?P<{name}>{renamed}){end}")
-        return _Context(re.compile("|".join(parts)), fields)
+            alternatives[name] = f"(?P<{name}>{renamed}){end}"
+            starts[name] = _first_buckets(regexp)
+        compiled: dict[tuple[str, ...], _Alternation | None] = {}
+        by_first: list[_Alternation | None] = []
+        for bucket in range(_BUCKETS):
+            allowed = tuple(n for n in names if (s := starts[n]) is None or bucket in s)
+            if allowed not in compiled:
+                compiled[allowed] = _alternation(allowed, alternatives) if allowed else None
+            by_first.append(compiled[allowed])
+        return tuple(by_first)
 
     def classify(self, line: str) -> tuple[str, Fields]:
         """Return (terminal name, fields) for one line (no newline inside)."""
-        ctx = self._start
-        m = ctx.regex.match(line)
-        if m is None:
-            return "", {}
+        # The bucket lookups are inlined: this runs once per line of a 50 MB log.
+        code = ord(line[0]) if line else _END
+        alt = self._start[code if code < _NON_ASCII else (_NON_ASCII if line else _END)]
+        m = None if alt is None else alt.regex.match(line)
+        if m is None or alt is None:
+            return "", _NO_FIELDS
         kind = m.lastgroup or ""
         after = self._after.get(kind)
         if after is None:
-            return kind, {f: m.group(g) for f, g in ctx.fields[kind]}
-        fields = {f: m.group(g) for f, g in ctx.fields[kind]}
-        body = after.regex.match(line, m.end())
-        if body is None:  # a prefix with no body the grammar knows: Lark would stop here too
-            return "", fields
+            return kind, Fields(None, None, m, alt.groups[kind])
+        pos = m.end()
+        code = ord(line[pos]) if pos < len(line) else _END
+        body_alt = after[code if code < _NON_ASCII else (_NON_ASCII if pos < len(line) else _END)]
+        body = None if body_alt is None else body_alt.regex.match(line, pos)
+        if body is None or body_alt is None:  # a prefix with no body the grammar knows: Lark stops here too
+            return "", Fields(m, alt.groups[kind])
         body_kind = body.lastgroup or ""
-        fields.update({f: body.group(g) for f, g in after.fields[body_kind]})
-        return body_kind, fields
+        return body_kind, Fields(m, alt.groups[kind], body, body_alt.groups[body_kind])
+
+
+def _alternation(names: tuple[str, ...], alternatives: dict[str, str]) -> _Alternation:
+    regex = re.compile("|".join(alternatives[n] for n in names))
+    groups: dict[str, dict[str, int]] = {n: {} for n in names}
+    for group, index in regex.groupindex.items():
+        name, sep, field_name = group.rpartition("__")
+        if sep and name in groups:
+            groups[name][field_name] = index
+    return _Alternation(regex, groups)
+
+
+def _first_buckets(regexp: str) -> frozenset[int] | None:
+    """The first-character buckets a regex can match at, or None when it may start anywhere.
+
+    Computed from the parsed regex (sre's own parser). Anything this does not model exactly (case
+    folding, negated classes, backreferences) answers None: a bucket too many is only slower, a bucket
+    too few would misclassify, so every doubt widens.
+    """
+    try:
+        parsed = _sre_parser.parse(regexp)
+    except re.error:
+        return None
+    if parsed.state.flags & re.IGNORECASE:
+        return None
+    chars, nullable = _first_of_sequence(list(parsed))
+    if chars is None:
+        return None
+    return frozenset(chars | {_END}) if nullable else frozenset(chars)
+
+
+def _first_of_sequence(items: list[Any]) -> tuple[set[int] | None, bool]:
+    out: set[int] = set()
+    for op, arg in items:
+        chars, nullable = _first_of_item(op, arg)
+        if chars is None:
+            return None, True
+        out |= chars
+        if not nullable:
+            return out, False
+    return out, True
+
+
+def _first_of_item(op: Any, arg: Any) -> tuple[set[int] | None, bool]:
+    c = _sre_constants
+    if op is c.LITERAL:
+        return {_bucket(arg)}, False
+    if op is c.IN:
+        chars: set[int] = set()
+        for sub_op, sub_arg in arg:
+            if sub_op is c.LITERAL:
+                chars.add(_bucket(sub_arg))
+            elif sub_op is c.RANGE:
+                low, high = sub_arg
+                chars.update(_bucket(x) for x in range(low, min(high, _NON_ASCII) + 1))
+                if high >= _NON_ASCII:
+                    chars.add(_NON_ASCII)
+            elif sub_op is c.CATEGORY and sub_arg in _CATEGORY_BUCKETS:
+                chars |= _CATEGORY_BUCKETS[sub_arg]
+            else:  # NEGATE, unknown categories
+                return None, True
+        return chars, False
+    if op in (c.MAX_REPEAT, c.MIN_REPEAT, getattr(c, "POSSESSIVE_REPEAT", c.MAX_REPEAT)):
+        low, _high, sub = arg
+        chars_or_none, nullable = _first_of_sequence(list(sub))
+        return chars_or_none, nullable or low == 0
+    if op is c.SUBPATTERN:
+        _group, add_flags, _del_flags, sub = arg
+        if add_flags & re.IGNORECASE:
+            return None, True
+        return _first_of_sequence(list(sub))
+    if op is getattr(c, "ATOMIC_GROUP", None):
+        return _first_of_sequence(list(arg))
+    if op is c.BRANCH:
+        out: set[int] = set()
+        any_nullable = False
+        for branch in arg[1]:
+            chars_or_none, nullable = _first_of_sequence(list(branch))
+            if chars_or_none is None:
+                return None, True
+            out |= chars_or_none
+            any_nullable = any_nullable or nullable
+        return out, any_nullable
+    if op in (c.AT, c.ASSERT, c.ASSERT_NOT):  # anchors and lookarounds consume nothing, only narrow
+        return set(), True
+    return None, True  # ANY, NOT_LITERAL, GROUPREF, lookarounds...: could start anywhere
+
+
+def _bucket(code: int) -> int:
+    return code if code < _NON_ASCII else _NON_ASCII
+
+
+def _ascii_where(test: Any) -> set[int]:
+    return {i for i in range(_NON_ASCII) if test(chr(i))}
+
+
+_CATEGORY_BUCKETS: dict[Any, set[int]] = {
+    # str patterns are Unicode-aware: \d, \s and \w also match non-ASCII characters.
+    _sre_constants.CATEGORY_DIGIT: _ascii_where(str.isdigit) | {_NON_ASCII},
+    _sre_constants.CATEGORY_SPACE: _ascii_where(str.isspace) | {_NON_ASCII},
+    _sre_constants.CATEGORY_WORD: _ascii_where(lambda ch: ch.isalnum() or ch == "_") | {_NON_ASCII},
+}
 
 
 def _first_terminals(rules: Iterable[Rule]) -> dict[str, set[str]]:

@@ -17,7 +17,10 @@ does not grow with them. Every other line lands in a frame or in `unparsed` with
 
 from __future__ import annotations
 
+import functools
+import gc
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,7 +28,7 @@ from lark import Token, Tree
 from lark.exceptions import LarkError
 
 from logscope.frames import build_frame
-from logscope.io import LogText
+from logscope.io import LogSource, LogText
 from logscope.model import ParsedLog
 from logscope.parsers.categories import classify_message
 from logscope.parsers.grammar import Fields, load_line_grammar, load_value_parser
@@ -82,6 +85,15 @@ _NOISE = frozenset(
         "MIN_CONST_HEADER",
     }
 )
+# Noise that moves no context (titles, headers, rules and phase lines do): the parse loop counts these.
+_QUIET_NOISE = _NOISE - {
+    "TABLE_TITLE",
+    "OUTLIER_HEADER",
+    "MIN_CONST_HEADER",
+    "INVOKED",
+    "OPT_STEP",
+    "TABLE_RULE",
+}
 _FOREIGN = frozenset({"SCRIPT_PRINT", "FOREIGN_LOG"})
 _MESSAGE_KINDS = frozenset(
     {
@@ -98,22 +110,116 @@ _MESSAGE_KINDS = frozenset(
         "BARE_MSG",
     }
 )
+# Grammar fields of the two table rows, in the order the handlers unpack them.
+_TENSOR_FIELDS = (
+    "id",
+    "user",
+    "name",
+    "dtype",
+    "data_format",
+    "orig_shape",
+    "native_shape",
+    "start",
+    "flag",
+    "end",
+    "size",
+    "sram_hit",
+)
+_LAYER_FIELDS = ("id", "op_type", "dtype", "target", "inputs", "output", "tail")
+# Column order of the tuple rows (a subset of the frame schema; the rest is <NA>).
+_ROW_COLUMNS = {
+    "tensors": (
+        "build_index",
+        "table",
+        "op_id",
+        "user_op",
+        "name",
+        "dtype",
+        "data_format",
+        "orig_shape",
+        "native_shape",
+        "start_offset",
+        "end_offset",
+        "size_bytes",
+        "star_flag",
+        "sram_hit",
+        "logical_bytes",
+        "native_bytes",
+        "padding_bytes",
+        "line",
+    ),
+    "layers": (
+        "build_index",
+        "layer_id",
+        "op_type",
+        "dtype",
+        "target",
+        "input_shapes",
+        "output_shape",
+        "ddr_cycles",
+        "npu_cycles",
+        "total_cycles",
+        "time_us",
+        "mac_usage",
+        "workload",
+        "task_number",
+        "lut_number",
+        "rw_kb",
+        "full_name",
+        "line",
+    ),
+}
 _MAX_MESSAGE_CHARS = 4000
 _MAX_UNPARSED_CHARS = 500
 
 
 def parse_rknn(text: LogText) -> ParsedLog:
     """Parse an RKNN log (build, runtime or both) that `logscope.io` has read and cleaned."""
-    assembler = _Assembler(text)
-    lexer = load_line_grammar("rknn").lexer
-    numbers = text.numbers
-    for i, line in enumerate(text.lines):
-        if not line:
-            assembler.counts["blank"] += 1
-            assembler.open_message = None
-            continue
-        kind, fields = lexer.classify(line)
-        assembler.feed(kind, fields, line, numbers[i])
+    return parse_rknn_blocks(text, [(text.lines, text.numbers)])
+
+
+def parse_rknn_blocks(source: LogSource, blocks: Iterable[tuple[list[str], list[int]]]) -> ParsedLog:
+    """Parse an RKNN log arriving as blocks of (lines, numbers), e.g. from a `LogStream`.
+
+    Only rows are kept, never lines, so memory follows what the log holds, not how long it is.
+    `source` is read for its path, encoding and hash after the last block.
+    """
+    # Nothing the parse allocates is cyclic garbage; without the collector's repeated scans of the
+    # growing row lists (hundreds of thousands of tuples) the parse runs ~10% faster.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _parse_lines(source, blocks)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _parse_lines(source: LogSource, blocks: Iterable[tuple[list[str], list[int]]]) -> ParsedLog:
+    assembler = _Assembler(source)
+    classify = load_line_grammar("rknn").lexer.classify
+    quiet = _QUIET_NOISE
+    tensor_row, layer_row, feed = assembler._tensor_row, assembler._layer_row, assembler.feed
+    blank = noise = 0
+    for lines, numbers in blocks:
+        for line, number in zip(lines, numbers, strict=True):
+            if not line:
+                blank += 1
+                assembler.open_message = None
+                continue
+            kind, fields = classify(line)
+            if kind in quiet:  # half of a verbose log: counted here, without a call
+                noise += 1
+                assembler.last_fed = number
+                assembler.open_message = None
+            elif kind == "TENSOR_ROW" or kind == "LAYER_ROW":  # the other half: table rows
+                assembler.last_fed = number
+                assembler.open_message = None
+                (tensor_row if kind == "TENSOR_ROW" else layer_row)(fields, line, number)
+            else:
+                feed(kind, fields, line, number)
+    assembler.counts["blank"] += blank
+    assembler.counts["noise"] += noise
     return assembler.finish()
 
 
@@ -146,10 +252,11 @@ class _Build:
 
 
 class _Assembler:
-    def __init__(self, text: LogText) -> None:
+    def __init__(self, text: LogSource) -> None:
         self.text = text
         self.builds: list[_Build] = []
-        self.rows: dict[str, list[dict[str, Any]]] = {
+        # Rows are dicts, except in the two big tables (tuples in `_ROW_COLUMNS` order: 2-3x cheaper).
+        self.rows: dict[str, list[Any]] = {
             k: []
             for k in (
                 "layers",
@@ -164,13 +271,14 @@ class _Assembler:
         }
         self.counts = {"structural": 0, "message": 0, "noise": 0, "foreign": 0, "blank": 0, "unparsed": 0}
         self.table: str | None = None  # "layer" | "feature" | "const" | "min_const" | "outlier"
-        self.layer_columns: list[str] | None = None
+        self.layer_columns: tuple[str, ...] | None = None
         self.pending_title: str | None = None
         self.fuse_section: str | None = None
         self.open_message: dict[str, Any] | None = None
         self.open_fusion: dict[str, Any] | None = None
         self.open_passes: dict[str, dict[str, Any]] = {}
         self.last_progress: dict[str, Any] | None = None
+        self.last_fed = 0  # number of the last non-blank line: where the current build ends so far
         self.handlers = {
             "TOOLKIT_BANNER": self._banner,
             "BUILD_START": self._build_start,
@@ -208,8 +316,7 @@ class _Assembler:
 
     # ------------------------------------------------------------------ dispatch
     def feed(self, kind: str, fields: Fields, line: str, number: int) -> None:
-        if self.builds:
-            self.builds[-1].end_line = number
+        self.last_fed = number
         if kind in _NOISE:
             self.counts["noise"] += 1
             self._noise_context(kind, fields, number)
@@ -273,6 +380,8 @@ class _Assembler:
         return self.builds[-1]
 
     def _new_build(self, number: int, *, inherit: bool) -> _Build:
+        if self.builds:
+            self.builds[-1].end_line = self.last_fed
         build = _Build(index=len(self.builds), start_line=number, end_line=number)
         if inherit and self.builds:
             # Same process: the toolkit banner and the target are printed once for several builds.
@@ -496,28 +605,31 @@ class _Assembler:
         self._structural()
         self._current(number)
         self.table = "layer"
-        self.layer_columns = [c for c in re.split(r"\s{2,}", (f["columns"] or "").strip()) if c]
+        columns = re.split(r"\s{2,}", (f["columns"] or "").strip())
+        self.layer_columns = tuple(c for c in columns if c and c != "FullName")
 
     def _layer_row(self, f: Fields, line: str, number: int) -> None:
-        tail = _parse_layer_tail(f["tail"] or "", self.layer_columns)
+        layer_id, op_type, dtype, target, inputs, output, tail_text = f.take(_LAYER_FIELDS)
+        tail = _parse_layer_tail(tail_text or "", self.layer_columns)
         if tail is None:
             self._unparsed(number, line, "layer row with an unknown column layout")
             return
-        self._structural()
+        self.counts["structural"] += 1
         build = self._current(number)
         build.has_tables = True
-        row = {
-            "build_index": build.index,
-            "layer_id": int(f["id"] or 0),
-            "op_type": f["op_type"],
-            "dtype": f["dtype"],
-            "target": f["target"],
-            "input_shapes": _na_shape(f["inputs"]),
-            "output_shape": _na_shape(f["output"]),
-            "line": number,
-        }
-        row.update(tail)
-        self.rows["layers"].append(row)
+        self.rows["layers"].append(
+            (
+                build.index,
+                int(layer_id or 0),
+                op_type,
+                dtype,
+                target,
+                None if inputs == "\\" else inputs,
+                None if output == "\\" else output,
+                *tail,
+                number,
+            )
+        )
 
     def _tensor_header(self, f: Fields, line: str, number: int) -> None:
         self._structural()
@@ -529,40 +641,39 @@ class _Assembler:
         self.table = table
 
     def _tensor_row(self, f: Fields, line: str, number: int) -> None:
-        self._structural()
+        self.counts["structural"] += 1
         build = self._current(number)
         build.has_tables = True
-        native = f["native_shape"]
-        table = "feature" if native or f["data_format"] else "const"
-        if self.table in ("feature", "const") and native is None and f["data_format"] is None:
+        op_id, user, name, dtype, data_format, orig, native, start, flag, end, size, sram_hit = f.take(
+            _TENSOR_FIELDS
+        )
+        table = "feature" if native or data_format else "const"
+        if native is None and data_format is None and self.table in ("feature", "const"):
             table = self.table
-        start, end, size = int(f["start"] or "0", 16), int(f["end"] or "0", 16), int(f["size"] or "0", 16)
-        dtype = f["dtype"] or ""
-        logical = _shape_bytes(f["orig_shape"], dtype)
+        dtype = dtype or ""
+        logical = _shape_bytes(orig, dtype)
         native_bytes = _shape_bytes(native, dtype) if native else None
         self.rows["tensors"].append(
-            {
-                "build_index": build.index,
-                "table": table,
-                "op_id": int(f["id"] or 0),
-                "user_op": f["user"],
-                "name": f["name"],
-                "dtype": dtype,
-                "data_format": f["data_format"],
-                "orig_shape": f["orig_shape"],
-                "native_shape": native,
-                "start_offset": start,
-                "end_offset": end,
-                "size_bytes": size,
-                "star_flag": f["flag"] == "*",
-                "sram_hit": f["sram_hit"],
-                "logical_bytes": logical,
-                "native_bytes": native_bytes,
-                "padding_bytes": native_bytes - logical
-                if native_bytes is not None and logical is not None
-                else None,
-                "line": number,
-            }
+            (
+                build.index,
+                table,
+                int(op_id or 0),
+                user,
+                name,
+                dtype,
+                data_format,
+                orig,
+                native,
+                int(start or "0", 16),
+                int(end or "0", 16),
+                int(size or "0", 16),
+                flag == "*",
+                sram_hit,
+                logical,
+                native_bytes,
+                native_bytes - logical if native_bytes is not None and logical is not None else None,
+                number,
+            )
         )
 
     def _min_const_row(self, f: Fields, line: str, number: int) -> None:
@@ -573,19 +684,10 @@ class _Assembler:
         build = self._current(number)
         build.has_tables = True
         dtype = f["dtype"] or ""
+        orig = f["orig_shape"]
+        row = (build.index, "const", None, f["user"], f["name"], dtype, None, orig, None)
         self.rows["tensors"].append(
-            {
-                "build_index": build.index,
-                "table": "const",
-                "op_id": None,
-                "user_op": f["user"],
-                "name": f["name"],
-                "dtype": dtype,
-                "orig_shape": f["orig_shape"],
-                "star_flag": False,
-                "logical_bytes": _shape_bytes(f["orig_shape"], dtype),
-                "line": number,
-            }
+            (*row, None, None, None, False, None, _shape_bytes(orig, dtype), None, None, number)
         )
 
     # ------------------------------------------------------------------ memory figures
@@ -685,7 +787,7 @@ class _Assembler:
     def _traceback_frame(self, f: Fields, line: str, number: int) -> None:
         """A frame continues the open traceback; issue excerpts often start mid-traceback."""
         if self.open_message is None:
-            self._message("TRACEBACK_HEAD", {}, line, number)
+            self._message("TRACEBACK_HEAD", Fields(), line, number)
             self.open_message["message"] += "\n" + line.strip()  # type: ignore[index]
             return
         self._indented(f, line, number)
@@ -707,6 +809,8 @@ class _Assembler:
 
     # ------------------------------------------------------------------ output
     def finish(self) -> ParsedLog:
+        if self.builds:
+            self.builds[-1].end_line = self.last_fed
         builds, memory = [], []
         for b in self.builds:
             status, reason, status_line = "unknown", None, None
@@ -735,7 +839,7 @@ class _Assembler:
                 memory.append({"build_index": b.index, "source": "build-log"} | b.memory)
             if b.compact:
                 memory.append({"build_index": b.index, "source": "compact-summary"} | b.compact)
-        frames = {name: build_frame(name, rows) for name, rows in self.rows.items()}
+        frames = {name: build_frame(name, rows, _ROW_COLUMNS.get(name)) for name, rows in self.rows.items()}
         frames["builds"] = build_frame("builds", builds)
         frames["memory"] = build_frame("memory", memory)
         total = sum(self.counts.values())
@@ -785,6 +889,7 @@ def _to_bytes(value: str | None, unit: str | None) -> int | None:
     return round(float(value) * _UNIT.get(unit, 1))
 
 
+@functools.lru_cache(maxsize=8192)
 def _shape_bytes(shape: str | None, dtype: str) -> int | None:
     if not shape or dtype not in _DTYPE_BYTES:
         return None
@@ -795,10 +900,6 @@ def _shape_bytes(shape: str | None, dtype: str) -> int | None:
             continue
         count *= int(dim)
     return int(count * _DTYPE_BYTES[dtype])
-
-
-def _na_shape(shape: str | None) -> str | None:
-    return None if shape in (None, "\\") else shape
 
 
 def _int_or_none(token: str) -> int | None:
@@ -812,12 +913,12 @@ def _float_or_none(token: str) -> float | None:
         return None
 
 
-_LAYOUTS_BY_COUNT = {
+_LAYOUTS_BY_COUNT: dict[int, tuple[str, ...]] = {
     # Number of tail tokens before FullName -> column names, for rows seen without their header.
-    0: [],
-    2: ["Cycles(DDR/NPU/Total)", "RW(KB)"],  # 2.x build [31]
-    5: ["DDR Cycles", "NPU Cycles", "Total Cycles", "Task/Lut", "RW(KB)"],  # 1.6 build [33] (inferred)
-    8: [
+    0: (),
+    2: ("Cycles(DDR/NPU/Total)", "RW(KB)"),  # 2.x build [31]
+    5: ("DDR Cycles", "NPU Cycles", "Total Cycles", "Task/Lut", "RW(KB)"),  # 1.6 build [33] (inferred)
+    8: (
         "DDR Cycles",
         "NPU Cycles",
         "Total Cycles",
@@ -826,52 +927,92 @@ _LAYOUTS_BY_COUNT = {
         "Task Number",
         "Lut Number",
         "RW(KB)",
-    ],  # 1.5 build [09]
+    ),  # 1.5 build [09]
 }
+# The layer-table tail columns, in the `layers` schema order, that _parse_layer_tail fills.
+_TAIL_SLOTS = (
+    "ddr_cycles",
+    "npu_cycles",
+    "total_cycles",
+    "time_us",
+    "mac_usage",
+    "workload",
+    "task_number",
+    "lut_number",
+    "rw_kb",
+    "full_name",
+)
+_SLOT = {name: i for i, name in enumerate(_TAIL_SLOTS)}
+_Cell = tuple[tuple[int, ...], Any]  # (slots the cell fills, converter of the cell's token)
 
 
-def _parse_layer_tail(tail: str, header: list[str] | None) -> dict[str, Any] | None:
-    """Split what follows OutputShape according to the header's columns (or the row's own shape)."""
-    tail = re.sub(r" - Up:", "-Up:", tail)  # 1.5 perf WorkLoad cell `100.0%/0.0%/0.0% - Up:0.0%`
+def _slash_ints(token: str) -> tuple[int | None, ...]:
+    return tuple(_int_or_none(p) for p in token.split("/"))
+
+
+def _na_token(token: str) -> str | None:
+    return None if token == "\\" else token
+
+
+def _cell(column: str) -> _Cell | None:
+    """How one header column's token lands in the tail slots; None for a column logscope does not keep."""
+    if column.startswith("Cycles("):
+        return (_SLOT["ddr_cycles"], _SLOT["npu_cycles"], _SLOT["total_cycles"]), _slash_ints
+    if column == "Task/Lut":
+        return (_SLOT["task_number"], _SLOT["lut_number"]), _slash_ints
+    single = {
+        "DDR Cycles": ("ddr_cycles", _int_or_none),
+        "NPU Cycles": ("npu_cycles", _int_or_none),
+        "Total Cycles": ("total_cycles", _int_or_none),
+        "Time(us)": ("time_us", _int_or_none),
+        "Task Number": ("task_number", _int_or_none),
+        "Lut Number": ("lut_number", _int_or_none),
+        "RW(KB)": ("rw_kb", _float_or_none),
+    }.get(column)
+    if single is not None:
+        return (_SLOT[single[0]],), single[1]
+    if column.startswith("MacUsage"):
+        return (_SLOT["mac_usage"],), _na_token
+    if column.startswith("WorkLoad"):
+        return (_SLOT["workload"],), _na_token
+    return None
+
+
+@functools.lru_cache(maxsize=256)
+def _tail_plan(columns: tuple[str, ...]) -> tuple[_Cell | None, ...]:
+    return tuple(_cell(c) for c in columns)
+
+
+def _parse_layer_tail(tail: str, header: tuple[str, ...] | None) -> tuple[Any, ...] | None:
+    """Split what follows OutputShape according to the header's columns (or the row's own shape).
+
+    Returns the `_TAIL_SLOTS` values in order, or None when the row fits neither its header nor any
+    known layout. The per-header plan is computed once: tables have tens of thousands of rows.
+    """
+    if " - Up:" in tail:
+        tail = tail.replace(" - Up:", "-Up:")  # 1.5 perf WorkLoad cell `100.0%/0.0%/0.0% - Up:0.0%`
     tokens = tail.split()
+    out: list[Any] = [None] * len(_TAIL_SLOTS)
     if not tokens:
-        return {}
-    full_name = tokens[-1]
+        return tuple(out)
     values = tokens[:-1]
-    columns = [c for c in header if c not in ("FullName",)] if header else None
+    columns = header
     if columns is None or len(columns) != len(values):
         columns = _LAYOUTS_BY_COUNT.get(len(values))
         if columns is None:
             return None
-    out: dict[str, Any] = {"full_name": full_name}
-    for column, token in zip(columns, values, strict=True):
-        if column.startswith("Cycles("):
-            parts = token.split("/")
-            if len(parts) == 3:
-                out["ddr_cycles"], out["npu_cycles"], out["total_cycles"] = (_int_or_none(p) for p in parts)
-        elif column == "DDR Cycles":
-            out["ddr_cycles"] = _int_or_none(token)
-        elif column == "NPU Cycles":
-            out["npu_cycles"] = _int_or_none(token)
-        elif column == "Total Cycles":
-            out["total_cycles"] = _int_or_none(token)
-        elif column == "Time(us)":
-            out["time_us"] = _int_or_none(token)
-        elif column.startswith("MacUsage"):
-            out["mac_usage"] = None if token == "\\" else token
-        elif column.startswith("WorkLoad"):
-            out["workload"] = None if token == "\\" else token
-        elif column == "Task Number":
-            out["task_number"] = _int_or_none(token)
-        elif column == "Lut Number":
-            out["lut_number"] = _int_or_none(token)
-        elif column == "Task/Lut":
-            parts = token.split("/")
-            if len(parts) == 2:
-                out["task_number"], out["lut_number"] = _int_or_none(parts[0]), _int_or_none(parts[1])
-        elif column == "RW(KB)":
-            out["rw_kb"] = _float_or_none(token)
-    return out
+    out[-1] = tokens[-1]
+    for cell, token in zip(_tail_plan(columns), values, strict=True):
+        if cell is None:
+            continue
+        slots, convert = cell
+        converted = convert(token)
+        if len(slots) == 1:
+            out[slots[0]] = converted
+        elif len(converted) == len(slots):
+            for slot, value in zip(slots, converted, strict=True):
+                out[slot] = value
+    return tuple(out)
 
 
 def _string_value(token: Token) -> str:
