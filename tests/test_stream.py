@@ -16,10 +16,9 @@ from hypothesis import strategies as st
 from logscope.errors import InputError
 from logscope.io import LogStream, read_log
 from logscope.parsers.rknn import parse_rknn, parse_rknn_blocks
-
 from tests.conftest import FIXTURES, MOBILENET
 
-ALL_FIXTURES = sorted(p for p in FIXTURES.rglob("*") if p.suffix in (".log", ".txt") and p.name != "SOURCES.md")
+ALL_FIXTURES = sorted(p for p in FIXTURES.rglob("*") if p.suffix in (".log", ".txt"))
 
 
 def collect(stream: LogStream) -> tuple[list[str], list[int], int]:
@@ -60,9 +59,12 @@ def debris_log(lines: int = 6000, seed: int = 1) -> bytes:
         pick = rng.random()
         line = real[i % len(real)]
         if pick < 0.05:
-            line = b"Analysing :  50%|##   | 1/2 [00:00<00:00, 9.1it/s]\rAnalysing : 100%|####| 2/2 [00:00<00:00, 9.2it/s]"
+            line = (
+                b"Analysing :  50%|##   | 1/2 [00:00<00:00, 9.1it/s]"
+                b"\rAnalysing : 100%|####| 2/2 [00:00<00:00, 9.2it/s]"
+            )
         elif pick < 0.08:
-            line = b"Quantizating : 100%|####| 2/2 [00:00<00:00, 7.0it/s]E build: glued error " + str(i).encode()
+            line = b"Quantizating : 100%|####| 2/2 [00:00<00:00, 7.0it/s]E build: glued error %d" % i
         elif pick < 0.10:
             line = b"\x1b[33mW build: coloured " + str(i).encode() + b"\x1b[0m"
         elif pick < 0.12:
