@@ -64,7 +64,9 @@ def debris_log(lines: int = 6000, seed: int = 1) -> bytes:
                 b"\rAnalysing : 100%|####| 2/2 [00:00<00:00, 9.2it/s]"
             )
         elif pick < 0.08:
-            line = b"Quantizating : 100%|####| 2/2 [00:00<00:00, 7.0it/s]E build: glued error %d" % i
+            line = (
+                b"Quantizating : 100%|####| 2/2 [00:00<00:00, 7.0it/s]E build: glued error " + str(i).encode()
+            )
         elif pick < 0.10:
             line = b"\x1b[33mW build: coloured " + str(i).encode() + b"\x1b[0m"
         elif pick < 0.12:
