@@ -30,6 +30,8 @@ from logscope.model import ParsedLog
 def derive_memory(tensors: pd.DataFrame) -> dict[Any, dict[str, Any]]:
     """Derived figures per build index from a tensors frame (one grouped pass per table, not per build)."""
     out: dict[Any, dict[str, Any]] = {}
+    if tensors.empty:
+        return out
     sized = tensors[tensors["size_bytes"].notna() & tensors["build_index"].notna()]
     feature = sized[sized["table"] == "feature"].groupby("build_index")
     spans = feature.agg(

@@ -25,7 +25,8 @@ CATEGORIES: tuple[Category, ...] = (
     _c(
         "allocation-failure",
         r"failed to malloc npu memory|failed to allocate handle|Cannot allocate memory"
-        r"|can not create weight memory|invalid tensor malloc size|RKNN_ERR_MALLOC_FAIL|out of memory",
+        r"|can not create weight memory|invalid tensor malloc size|RKNN_ERR_MALLOC_FAIL|out of memory"
+        r"|Memory allocation failed|exceeds limit",  # background note 002 (compact compiler summary)
     ),
     _c("swiotlb-full", r"swiotlb buffer is full"),  # [16]
     _c("fd-exhaustion", r"Too many open files"),  # [35]
@@ -38,6 +39,7 @@ CATEGORIES: tuple[Category, ...] = (
         r"^Aborted|^Segmentation fault|^段错误|stack smashing|^terminate called",
         fatal=True,
     ),
+    _c("process-crash", r"Fatal signal \d+ \(SIG", fatal=True),  # [16] logcat: the app died
     _c("zero-size-tensor", r"invalid tensor reset size"),  # [32]
     _c("regtask-overflow", r"REGTASK: The bit width of field value exceeds the limit"),  # [08] [18]
     _c("unknown-op-target", r"Unkown op target|Unknown op target"),  # [39] [41] (sic)

@@ -169,6 +169,11 @@ _ROW_COLUMNS = {
         "line",
     ),
 }
+# Failed runtime allocations: what was asked for and why it failed (rknn-log-formats §4).
+_FAILED_ALLOC = re.compile(
+    r"failed to (?P<what>malloc npu memory|allocate handle)!?,?"
+    r"(?:.*?size: (?P<size>\d+))?(?:.*?flags: (?P<flags>0x[0-9a-fA-F]+))?(?:.*?errno: (?P<errno>\d+))?"
+)
 _MAX_MESSAGE_CHARS = 4000
 _MAX_UNPARSED_CHARS = 500
 
@@ -241,6 +246,13 @@ class _Build:
     memory: dict[str, Any] = field(default_factory=dict)
     compact: dict[str, Any] = field(default_factory=dict)
     has_tables: bool = False
+    versions: dict[str, Any] = field(default_factory=dict)  # runtime / driver / proxy / model versions
+    eval_memory: dict[str, Any] = field(default_factory=dict)  # eval_memory() figures (memory frame)
+    perf_totals: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def has_board_output(self) -> bool:
+        return bool(self.versions) or bool(self.eval_memory) or bool(self.perf_totals)
 
     @property
     def has_compile_output(self) -> bool:
@@ -248,7 +260,12 @@ class _Build:
 
     @property
     def has_content(self) -> bool:
-        return self.has_compile_output or self.build_start_line is not None or self.invoked_line is not None
+        return (
+            self.has_compile_output
+            or self.has_board_output
+            or self.build_start_line is not None
+            or self.invoked_line is not None
+        )
 
 
 class _Assembler:
@@ -267,6 +284,10 @@ class _Assembler:
                 "progress",
                 "outliers",
                 "unparsed",
+                "perf",
+                "perf_ranking",
+                "allocations",
+                "tensor_attrs",
             )
         }
         self.counts = {"structural": 0, "message": 0, "noise": 0, "foreign": 0, "blank": 0, "unparsed": 0}
@@ -279,6 +300,10 @@ class _Assembler:
         self.open_passes: dict[str, dict[str, Any]] = {}
         self.last_progress: dict[str, Any] | None = None
         self.last_fed = 0  # number of the last non-blank line: where the current build ends so far
+        self.attr_io: str | None = None  # `Input tensors:` / `Output tensors:` of the proxy block
+        self.eval_section: str | None = None  # eval_memory section: tk2 detail, or tk1 system/npu/total
+        self.last_perf: bool = False  # a tk1 perf row is open (its Name wraps onto the next lines)
+        self.wrapped_perf: tuple[tuple[Any, ...], str, str, int] | None = None  # a 1.5 perf row cut short
         self.handlers = {
             "TOOLKIT_BANNER": self._banner,
             "BUILD_START": self._build_start,
@@ -309,6 +334,24 @@ class _Assembler:
             "ALLOCATE_MEMORY": self._allocate_memory,
             "COMPACT_FUSION": self._compact_fusion,
             "TRACEBACK_FRAME": self._traceback_frame,
+            "RUNTIME_INFO": self._runtime_info,
+            "DRIVER_INFO": self._driver_info,
+            "MODEL_INFO": self._model_info,
+            "ALLOCATION": self._allocation,
+            "SUBGRAPH_BUFFERS": self._counted,
+            "PROXY_VERSION": self._proxy_version,
+            "PROXY_IO": self._proxy_io,
+            "TENSOR_ATTR": self._tensor_attr,
+            "PERF_TOTAL": self._perf_total,
+            "RANKING_TITLE": self._counted,
+            "RANKING_HEADER": self._ranking_header,
+            "RANKING_ROW": self._ranking_row,
+            "TK1_PERF_HEADER": self._tk1_perf_header,
+            "TK1_PERF_ROW": self._tk1_perf_row,
+            "EVAL_MEM_SECTION": self._eval_mem_section,
+            "EVAL_MEM_VALUE": self._eval_mem_value,
+            "EVAL_MEM_NOTE": self._counted,
+            "MODEL_SIZE": self._model_size,
             "INDENTED": self._indented,
             "OTHER": self._other,
             "": self._other,
@@ -604,12 +647,18 @@ class _Assembler:
     def _layer_header(self, f: Fields, line: str, number: int) -> None:
         self._structural()
         self._current(number)
-        self.table = "layer"
+        # Build and runtime layer tables come with the `D RKNN:` prefix; eval_perf() and the C API's
+        # perf detail print theirs bare ([03] [07] [11] [59]), and those are measurements, not plans.
+        self.table = "layer" if f.get("level") else "perf"
         columns = re.split(r"\s{2,}", (f["columns"] or "").strip())
         self.layer_columns = tuple(c for c in columns if c and c != "FullName")
 
     def _layer_row(self, f: Fields, line: str, number: int) -> None:
-        layer_id, op_type, dtype, target, inputs, output, tail_text = f.take(_LAYER_FIELDS)
+        head = f.take(_LAYER_FIELDS)
+        if self.table == "perf" and not f.get("level"):
+            self._perf_row(head, line, number)
+            return
+        layer_id, op_type, dtype, target, inputs, output, tail_text = head
         tail = _parse_layer_tail(tail_text or "", self.layer_columns)
         if tail is None:
             self._unparsed(number, line, "layer row with an unknown column layout")
@@ -626,10 +675,62 @@ class _Assembler:
                 target,
                 None if inputs == "\\" else inputs,
                 None if output == "\\" else output,
-                *tail,
+                *tail[: len(_LAYER_TAIL)],
                 number,
             )
         )
+
+    def _perf_row(self, head: tuple[str | None, ...], line: str, number: int, end: int | None = None) -> None:
+        """One eval_perf row; a 1.5 row cut short by the terminal width waits for its continuation [11]."""
+        layer_id, op_type, dtype, target, inputs, output, tail_text = head
+        tail = _parse_layer_tail(tail_text or "", self.layer_columns)
+        if tail is None:
+            if end is None:
+                self.wrapped_perf = (head, tail_text or "", line, number)
+                return
+            self._unparsed(number, line, "perf row with an unknown column layout")
+            return
+        self.counts["structural"] += 1
+        build = self._current(number)
+        ddr, npu, total, time_us, mac, workload, task_number, _lut, rw_kb, full_name, task_size, regcmd = tail
+        self.rows["perf"].append(
+            {
+                "build_index": build.index,
+                "layer_id": int(layer_id or 0),
+                "op_type": op_type,
+                "dtype": dtype,
+                "target": target,
+                "input_shapes": None if inputs == "\\" else inputs,
+                "output_shape": None if output == "\\" else output,
+                "ddr_cycles": ddr,
+                "npu_cycles": npu,
+                "total_cycles": total,
+                "time_us": time_us,
+                "mac_usage": mac,
+                "workload": workload,
+                "task_number": task_number,
+                "task_size": task_size,
+                "regcmd_size": regcmd,
+                "rw_kb": rw_kb,
+                "full_name": full_name,
+                "line": number,
+                "end_line": end if end is not None else number,
+            }
+        )
+
+    def _resolve_wrapped_perf(self, line: str, number: int) -> bool:
+        """Join a pending cut-short perf row with this line; True if this line was its continuation."""
+        pending, self.wrapped_perf = self.wrapped_perf, None
+        if pending is None:
+            return False
+        head, tail_text, first_line, first_number = pending
+        joined = (*head[:-1], f"{tail_text} {line.strip()}")
+        if _parse_layer_tail(joined[-1] or "", self.layer_columns) is None:
+            self._unparsed(first_number, first_line, "perf row with an unknown column layout")
+            return False
+        self.counts["structural"] += 1  # the continuation line; _perf_row counts the row's first line
+        self._perf_row(joined, first_line, first_number, end=number)
+        return True
 
     def _tensor_header(self, f: Fields, line: str, number: int) -> None:
         self._structural()
@@ -738,6 +839,215 @@ class _Assembler:
         if peak:
             compact["peak_layer"] = peak.strip()
 
+    # ------------------------------------------------------------------ board side (issue 3)
+    def _counted(self, f: Fields, line: str, number: int) -> None:
+        self._structural()
+        self._current(number)
+
+    def _session(self, number: int, key: str) -> _Build:
+        """The build a runtime line belongs to: a new session when this one already has `key` or output.
+
+        Each `rknn_init` prints the runtime information again, and then its own tables [01]; a build
+        log followed by `init_runtime` on a board [10] is two things: what was compiled, what ran.
+        """
+        build = self._current(number)
+        if key in build.versions or build.has_compile_output or build.eval_memory or build.perf_totals:
+            build = self._new_build(number, inherit=True)
+            self.last_perf = False
+        return build
+
+    def _runtime_info(self, f: Fields, line: str, number: int) -> None:
+        self._structural()
+        build = self._session(number, "runtime_version")
+        build.versions["runtime_version"] = f["version"]
+        build.versions["runtime_line"] = number
+
+    def _driver_info(self, f: Fields, line: str, number: int) -> None:
+        self._structural()
+        build = self._current(number)
+        if "driver_version" in build.versions:
+            build = self._session(number, "driver_version")
+        build.versions["driver_version"], build.versions["driver_line"] = f["version"], number
+
+    def _model_info(self, f: Fields, line: str, number: int) -> None:
+        self._structural()
+        build = self._current(number)
+        build.versions["model_toolkit_version"] = (f["toolkit"] or "").strip() or None
+        build.versions["model_compiler_version"] = f["compiler"]
+        build.versions["model_format_version"] = int(f["model_version"] or 0)
+        build.versions["model_info_line"] = number
+        if build.target_platform is None and f["platform"]:
+            build.target_platform = f["platform"].strip().lower() or None
+
+    def _allocation(self, f: Fields, line: str, number: int) -> None:
+        self._structural()
+        build = self._current(number)
+        self.rows["allocations"].append(
+            {
+                "build_index": build.index,
+                "name": f["name"],
+                "status": "allocated",
+                "size_bytes": int(f["size"] or 0),
+                "aligned_size_bytes": int(f["aligned"] or 0),
+                "virt_addr": f["virt"],
+                "dma_addr": f["dma"],
+                "fd": int(f["fd"] or 0),
+                "handle": int(f["handle"] or 0),
+                "flags": f["flags"],
+                "line": number,
+            }
+        )
+
+    def _proxy_version(self, f: Fields, line: str, number: int) -> None:
+        self._structural()
+        if f["api"]:
+            build = self._session(number, "api_version")
+            build.versions["api_version"], build.versions["api_line"] = f["api"], number
+            return
+        key = "server_version" if f["driver"] == "rknn_server" else "proxy_runtime_version"
+        self._current(number).versions[key] = f["driver_version"]
+
+    def _proxy_io(self, f: Fields, line: str, number: int) -> None:
+        self._structural()
+        self.attr_io = (f["io"] or "").lower() or None
+
+    def _tensor_attr(self, f: Fields, line: str, number: int) -> None:
+        self._structural()
+        build = self._current(number)
+        self.rows["tensor_attrs"].append(
+            {
+                "build_index": build.index,
+                "io": self.attr_io,
+                "index": int(f["index"] or 0),
+                "name": f["name"],
+                "n_dims": int(f["n_dims"] or 0),
+                "dims": f["dims"],
+                "n_elems": int(f["n_elems"] or 0),
+                "size_bytes": int(f["size"] or 0),
+                "w_stride": _int_or_none(f["w_stride"] or ""),
+                "size_with_stride_bytes": _int_or_none(f["size_with_stride"] or ""),
+                "fmt": f["fmt"],
+                "dtype": f["type"],
+                "qnt_type": f["qnt_type"],
+                "zp": int(f["zp"] or 0),
+                "scale": _float_or_none(f["scale"] or ""),
+                "line": number,
+            }
+        )
+
+    def _perf_total(self, f: Fields, line: str, number: int) -> None:
+        self._structural()
+        build = self._current(number)
+        key, value = f["key"] or "", float(f["value"] or 0)
+        totals = build.perf_totals
+        if key == "FPS":
+            totals["fps"] = value
+        elif "Time" in key:
+            totals["total_time_us"], totals["time_line"] = int(value), number
+        else:  # 1.5 prints MB (of 1024 KB: the 2.x KB figure of the same model agrees), 2.x KB
+            totals["rw_kb"] = value * 1024 if "(MB)" in key else value
+            totals["rw_line"] = number
+        self.table = None
+
+    def _ranking_header(self, f: Fields, line: str, number: int) -> None:
+        self._structural()
+        self._current(number)
+        self.table = "ranking"
+
+    def _ranking_row(self, f: Fields, line: str, number: int) -> None:
+        if self.table != "ranking":
+            self._other(f, line, number)
+            return
+        self._structural()
+        gpu = f["gpu"]
+        self.rows["perf_ranking"].append(
+            {
+                "build_index": self._current(number).index,
+                "op_type": f["op_type"],
+                "call_number": int(f["calls"] or 0),
+                "cpu_time_us": int(f["cpu"] or 0),
+                "gpu_time_us": int(gpu) if gpu is not None else None,
+                "npu_time_us": int(f["npu"] or 0),
+                "total_time_us": int(f["total"] or 0),
+                "time_ratio_pct": float(f["ratio"] or 0),
+                "line": number,
+            }
+        )
+
+    def _tk1_perf_header(self, f: Fields, line: str, number: int) -> None:
+        self._structural()
+        self._current(number)
+        self.table = "tk1_perf"
+        self.last_perf = False
+
+    def _tk1_perf_row(self, f: Fields, line: str, number: int) -> None:
+        if self.table != "tk1_perf":
+            self._other(f, line, number)
+            return
+        self._structural()
+        row = {
+            "build_index": self._current(number).index,
+            "layer_id": int(f["id"] or 0),
+            "op_type": f["op_type"],
+            "time_us": int(f["time"] or 0),
+            "full_name": f["name"],
+            "uid": int(f["uid"] or 0),
+            "line": number,
+            "end_line": number,
+        }
+        self.rows["perf"].append(row)
+        self.last_perf = True
+
+    def _eval_mem_section(self, f: Fields, line: str, number: int) -> None:
+        self._structural()
+        section = f["section"] or ""
+        self.eval_section = {"System memory": "system", "NPU memory": "npu", "Total memory": "max_total"}.get(
+            section, "detail"
+        )
+        build = self._current(number)
+        if build.eval_memory.get("_sections", set()) & {self.eval_section}:
+            build = self._new_build(number, inherit=True)  # a second eval_memory dump: a second session
+        build.eval_memory.setdefault("_sections", set()).add(self.eval_section)
+
+    def _eval_mem_value(self, f: Fields, line: str, number: int) -> None:
+        kind, section = f["kind"] or "", self.eval_section
+        value = _to_bytes(f["value"], f["unit"])
+        memory = self._current(number).eval_memory
+        if kind in ("maximum allocation", "total allocation"):
+            if section not in ("system", "npu", "max_total"):
+                self._other(f, line, number)
+                return
+            which = "max" if kind.startswith("maximum") else "total"
+            key = {"system": f"system_{which}_bytes", "npu": f"npu_{which}_bytes"}.get(section or "")
+            if section == "max_total":
+                key = "max_total_bytes" if which == "max" else "total_bytes"
+        else:
+            key = {
+                "Total Weight Memory": "weight_bytes",
+                "Weight Memory": "weight_bytes",
+                "Total Internal Tensor Memory": "internal_bytes",
+                "Internal Tensor Memory": "internal_bytes",
+                "Other Memory": "other_bytes",
+                "Total Memory": "total_bytes",
+            }[kind]
+        if key is None:
+            self._other(f, line, number)
+            return
+        self._structural()
+        memory[key] = value
+        line_key = {"weight_bytes": "weight_line", "internal_bytes": "internal_line"} | {
+            "total_bytes": "total_line"
+        }
+        if key in line_key:
+            memory[line_key[key]] = number
+        if key == "internal_bytes":  # Internal Tensor Memory = feature maps, as in the build log
+            memory["activation_bytes"], memory["activation_line"] = value, number
+
+    def _model_size(self, f: Fields, line: str, number: int) -> None:
+        self._structural()
+        memory = self._current(number).eval_memory
+        memory["model_bytes"], memory["model_line"] = _to_bytes(f["value"], f["unit"]), number
+
     # ------------------------------------------------------------------ messages
     def _message(self, kind: str, f: Fields, line: str, number: int) -> None:
         level = f.get("level") or f.get("level2")
@@ -783,6 +1093,28 @@ class _Assembler:
         self.rows["messages"].append(row)
         self.counts["message"] += 1
         self.open_message = row
+        if category is not None and category.name == "allocation-failure":
+            self._failed_allocation(text, build, number)
+
+    def _failed_allocation(self, text: str, build: _Build, number: int) -> None:
+        """Read `failed to malloc npu memory!, size: N, flags: F` and `failed to allocate handle, errno: N`.
+
+        The failed request becomes an `allocations` row (status `failed`) so a rule can name its size.
+        """
+        m = _FAILED_ALLOC.search(text)
+        if m is None:
+            return
+        self.rows["allocations"].append(
+            {
+                "build_index": build.index,
+                "name": m.group("what"),
+                "status": "failed",
+                "size_bytes": int(m.group("size")) if m.group("size") else None,
+                "flags": m.group("flags"),
+                "errno": int(m.group("errno")) if m.group("errno") else None,
+                "line": number,
+            }
+        )
 
     def _traceback_frame(self, f: Fields, line: str, number: int) -> None:
         """A frame continues the open traceback; issue excerpts often start mid-traceback."""
@@ -794,6 +1126,13 @@ class _Assembler:
 
     def _indented(self, f: Fields, line: str, number: int) -> None:
         """An indented line continues the open multi-line message (`W config:` notes, tracebacks)."""
+        if self.table == "tk1_perf" and self.last_perf and self.open_message is None:
+            # tk1 wraps the Name column every 40 characters onto 12-space continuation lines [25].
+            row = self.rows["perf"][-1]
+            row["full_name"] = (row["full_name"] or "") + line.strip()
+            row["end_line"] = number
+            self.counts["structural"] += 1
+            return
         if self.open_message is None:
             self._other(f, line, number)
             return
@@ -805,13 +1144,15 @@ class _Assembler:
 
     def _other(self, f: Fields, line: str, number: int) -> None:
         self.open_message = None
+        if self.wrapped_perf is not None and self._resolve_wrapped_perf(line, number):
+            return
         self._unparsed(number, line, "unrecognised line")
 
     # ------------------------------------------------------------------ output
     def finish(self) -> ParsedLog:
         if self.builds:
             self.builds[-1].end_line = self.last_fed
-        builds, memory = [], []
+        builds, memory, perf_totals = [], [], []
         for b in self.builds:
             status, reason, status_line = "unknown", None, None
             if b.done_line is not None:
@@ -834,14 +1175,22 @@ class _Assembler:
                     "warn_summary_count": b.warn_summary_count,
                     "settings": b.settings,
                 }
+                | b.versions
             )
             if b.memory:
                 memory.append({"build_index": b.index, "source": "build-log"} | b.memory)
             if b.compact:
                 memory.append({"build_index": b.index, "source": "compact-summary"} | b.compact)
+            if b.eval_memory:
+                figures = {k: v for k, v in b.eval_memory.items() if not k.startswith("_")}
+                if figures:
+                    memory.append({"build_index": b.index, "source": "eval_memory"} | figures)
+            if b.perf_totals:
+                perf_totals.append({"build_index": b.index} | b.perf_totals)
         frames = {name: build_frame(name, rows, _ROW_COLUMNS.get(name)) for name, rows in self.rows.items()}
         frames["builds"] = build_frame("builds", builds)
         frames["memory"] = build_frame("memory", memory)
+        frames["perf_totals"] = build_frame("perf_totals", perf_totals)
         total = sum(self.counts.values())
         kind = _log_kind(frames, self.counts)
         return ParsedLog(
@@ -859,10 +1208,11 @@ class _Assembler:
 
 # ---------------------------------------------------------------------- helpers
 def _build_kind(b: _Build) -> str:
-    if b.build_start_line is not None or b.invoked_line is not None or b.compiler_version or b.has_tables:
+    """`build` for compiler output, `session` for what a runtime printed (rknn_init, eval_*, perf detail)."""
+    if b.build_start_line is not None or b.invoked_line is not None or b.compiler_version or b.compact:
         return "build"
-    if b.compact:
-        return "build"
+    if b.has_tables and "runtime_version" not in b.versions and "api_version" not in b.versions:
+        return "build"  # tables without any runtime line: an excerpt of a build log
     return "session"
 
 
@@ -941,7 +1291,10 @@ _TAIL_SLOTS = (
     "lut_number",
     "rw_kb",
     "full_name",
+    "task_size",  # eval_perf 1.5 only (not in the layers frame)
+    "regcmd_size",
 )
+_LAYER_TAIL = _TAIL_SLOTS[: _TAIL_SLOTS.index("full_name") + 1]  # the slots the layers frame keeps
 _SLOT = {name: i for i, name in enumerate(_TAIL_SLOTS)}
 _Cell = tuple[tuple[int, ...], Any]  # (slots the cell fills, converter of the cell's token)
 
@@ -967,6 +1320,8 @@ def _cell(column: str) -> _Cell | None:
         "Time(us)": ("time_us", _int_or_none),
         "Task Number": ("task_number", _int_or_none),
         "Lut Number": ("lut_number", _int_or_none),
+        "Task Size": ("task_size", _int_or_none),
+        "Regcmd Size": ("regcmd_size", _int_or_none),
         "RW(KB)": ("rw_kb", _float_or_none),
     }.get(column)
     if single is not None:
@@ -1001,7 +1356,7 @@ def _parse_layer_tail(tail: str, header: tuple[str, ...] | None) -> tuple[Any, .
         columns = _LAYOUTS_BY_COUNT.get(len(values))
         if columns is None:
             return None
-    out[-1] = tokens[-1]
+    out[_SLOT["full_name"]] = tokens[-1]
     for cell, token in zip(_tail_plan(columns), values, strict=True):
         if cell is None:
             continue
