@@ -1,4 +1,7 @@
-"""Regenerate tests/golden/*.json from fixtures/rknn/*.log; a reviewer reads the diff before commit."""
+"""Regenerate tests/golden/*.json from fixtures/rknn/*.log; a reviewer reads the diff before commit.
+
+MCU traces (fixtures/mcu/*.txt and fixtures/synthetic/heap-trace-*.txt, issue 4) go to tests/golden/mcu/.
+"""
 
 from __future__ import annotations
 
@@ -18,6 +21,13 @@ def golden_summary(path: Path) -> dict[str, object]:
     return summary
 
 
+def mcu_fixtures() -> list[Path]:
+    """The MCU traces with a golden summary in tests/golden/mcu/."""
+    return sorted((ROOT / "fixtures" / "mcu").glob("*.txt")) + sorted(
+        (ROOT / "fixtures" / "synthetic").glob("heap-trace-*.txt")
+    )
+
+
 def main() -> None:
     out = ROOT / "tests" / "golden"
     out.mkdir(exist_ok=True)
@@ -26,6 +36,14 @@ def main() -> None:
     )
     for path in fixtures:
         target = out / f"{path.stem}.json"
+        target.write_text(
+            json.dumps(golden_summary(path), indent=1, ensure_ascii=False, sort_keys=True) + "\n"
+        )
+        print(target.relative_to(ROOT))
+    mcu_out = out / "mcu"
+    mcu_out.mkdir(exist_ok=True)
+    for path in mcu_fixtures():
+        target = mcu_out / f"{path.stem}.json"
         target.write_text(
             json.dumps(golden_summary(path), indent=1, ensure_ascii=False, sort_keys=True) + "\n"
         )

@@ -1,0 +1,81 @@
+"""Microcontroller runtime and tool memory output (issue 4): TFLite Micro, NNoM, ESP-IDF heap tracing,
+Mbed, Arm Vela, ST X-CUBE-AI / Edge AI, ESP-DL, TinyEngine, and the per-operator heap trace
+(`Op[i] NAME: delta=…, total=…`) that users print from their own inference loop.
+
+`grammars/mcu.lark` is the line vocabulary, `vocabulary` says what each terminal means, `assembler`
+turns classified lines into runs and frames.
+"""
+
+from __future__ import annotations
+
+import functools
+import gc
+import re
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from lark import Lark
+
+from logscope.io import LogSource, LogText
+from logscope.model import ParsedLog
+from logscope.parsers.grammar import grammar_text, load_line_grammar
+from logscope.parsers.mcu.assembler import HEAP_FIELDS, McuAssembler, to_bytes
+from logscope.parsers.mcu.vocabulary import format_of, is_evidence
+
+__all__ = ["format_of", "is_evidence", "parse_mcu", "parse_mcu_blocks", "to_bytes"]
+
+
+@functools.cache
+def _heap_shortcut() -> tuple[Callable[[str], re.Match[str] | None], tuple[int, ...], Callable[[str], Any]]:
+    """The grammar's own HEAP_OP and ESP_PREFIX terminals as whole-line regexes, and the field groups.
+
+    tests/test_mcu_grammar.py checks the shortcut classifies every fixture line (and mangled ones) as
+    the lexer does.
+    """
+    lark = Lark(grammar_text("mcu"), parser="lalr", lexer="contextual")
+    heap = re.compile(lark.get_terminal("HEAP_OP").pattern.to_regexp() + r"\Z")
+    prefix = re.compile(lark.get_terminal("ESP_PREFIX").pattern.to_regexp())
+    return heap.match, tuple(heap.groupindex[name] for name in HEAP_FIELDS), prefix.match
+
+
+def parse_mcu(text: LogText) -> ParsedLog:
+    """Parse MCU memory output that `logscope.io` has read and cleaned (frames only, nothing derived)."""
+    return parse_mcu_blocks(text, [(text.lines, text.numbers)])
+
+
+def parse_mcu_blocks(source: LogSource, blocks: Iterable[tuple[list[str], list[int]]]) -> ParsedLog:
+    """Parse MCU output arriving as blocks of (lines, numbers), e.g. from a `LogStream`.
+
+    `source` is read for its path, encoding and hash after the last block.
+    """
+    # Nothing the parse allocates is cyclic garbage; without the collector's repeated scans of the growing
+    # row lists (a million tuples for a long trace) the parse and the frame building run faster.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _parse(source, blocks)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _parse(source: LogSource, blocks: Iterable[tuple[list[str], list[int]]]) -> ParsedLog:
+    assembler = McuAssembler(source)
+    classify = load_line_grammar("mcu").lexer.classify
+    feed, blank, heap_row = assembler.feed, assembler.feed_blank, assembler.heap_row
+    heap_match, groups, prefixed = _heap_shortcut()
+    for lines, numbers in blocks:
+        for line, number in zip(lines, numbers, strict=True):
+            if not line:
+                blank()
+                continue
+            # Most lines of a long trace are per-op heap lines: try their terminal first. HEAP_OP is the
+            # first body terminal in Lark's order, so a whole-line match is what `classify` would
+            # return too, unless the ESP-IDF logger prefix (the only terminal before it) starts the line.
+            m = heap_match(line)
+            if m is not None and prefixed(line) is None:
+                heap_row(m.group(*groups), line, number)
+                continue
+            kind, fields = classify(line)
+            feed(kind, fields, line, number)
+    return assembler.finish()
