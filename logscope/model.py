@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
 
-from logscope.frames import SCHEMAS, empty_frame
+from logscope.frames import SCHEMAS, empty_frame, plain_value
 
 SCHEMA_VERSION = 1
 
@@ -23,6 +22,25 @@ MEMORY_KEYS = (
     "scratch_bytes",
     "reuse_rate",
     "peak_layer",
+)
+# eval_memory() of toolkit 1 reports maximum and total allocation per pool (rknn-log-formats §6.1).
+EVAL_MEMORY_KEYS = (
+    "system_max_bytes",
+    "system_total_bytes",
+    "npu_max_bytes",
+    "npu_total_bytes",
+    "max_total_bytes",
+)
+# What a board said about itself and the model it ran; a disagreement is the rules engine's business.
+VERSION_KEYS = (
+    "runtime_version",
+    "driver_version",
+    "api_version",
+    "server_version",
+    "proxy_runtime_version",
+    "model_toolkit_version",
+    "model_compiler_version",
+    "model_format_version",
 )
 DERIVED_KEYS = (
     "feature_pool_bytes",
@@ -86,18 +104,21 @@ class ParsedLog:
                     | {"source": _plain(primary["source"]) if primary is not None else None},
                     "memory_lines": {
                         f"{k}_bytes": _plain(primary[f"{k}_line"]) if primary is not None else None
-                        for k in ("weight", "internal", "activation", "scratch", "total")
+                        for k in ("weight", "internal", "activation", "scratch", "total", "model")
                     }
                     | {"reuse_rate": _plain(primary["reuse_line"]) if primary is not None else None},
                     "derived": {k: _plain(primary[k]) if primary is not None else None for k in DERIVED_KEYS},
                     "memory_sources": [
-                        {"source": _plain(m["source"])} | {k: _plain(m[k]) for k in MEMORY_KEYS}
+                        {"source": _plain(m["source"])}
+                        | {k: _plain(m[k]) for k in (*MEMORY_KEYS, *EVAL_MEMORY_KEYS)}
                         for _, m in mem_rows.iterrows()
                     ],
+                    "versions": {k: _plain(getattr(row, k)) for k in VERSION_KEYS},
+                    "perf": _perf_summary(self.frames, idx),
                     "counts": counts.get(idx, _zero_counts()),
                 }
             )
-        return {
+        out = {
             "schema_version": SCHEMA_VERSION,
             "source": self.source,
             "kind": self.kind,
@@ -106,10 +127,53 @@ class ParsedLog:
             "builds": out_builds,
             "findings": [f.to_dict() if hasattr(f, "to_dict") else f for f in self.findings],
         }
+        if self.kind.startswith("mcu"):  # MCU logs (issue 4) add their runs; RKNN keys stay as they are
+            out |= _mcu_summary(self.frames)
+        return out
 
 
 def _zero_counts() -> dict[str, int]:
-    return {"layers": 0, "feature_tensors": 0, "const_tensors": 0, "fusions": 0, "warnings": 0, "errors": 0}
+    return {
+        "layers": 0,
+        "feature_tensors": 0,
+        "const_tensors": 0,
+        "fusions": 0,
+        "warnings": 0,
+        "errors": 0,
+        "perf_layers": 0,
+        "allocations": 0,
+        "failed_allocations": 0,
+        "tensor_attrs": 0,
+    }
+
+
+def _perf_summary(frames: dict[str, pd.DataFrame], build_index: Any) -> dict[str, Any] | None:
+    """Totals of a build's perf table (as printed, with their lines) and its slowest layers."""
+    perf = frames["perf"][frames["perf"]["build_index"] == build_index]
+    totals = frames["perf_totals"][frames["perf_totals"]["build_index"] == build_index]
+    if not len(perf) and not len(totals):
+        return None
+    total = totals.to_dict("records")[0] if len(totals) else None  # per column: ints stay ints
+    timed = perf[perf["time_us"].notna()].sort_values(["time_us", "line"], ascending=[False, True])
+    return {
+        "total_time_us": _plain(total["total_time_us"]) if total is not None else None,
+        "fps": _plain(total["fps"]) if total is not None else None,
+        "rw_kb": _plain(total["rw_kb"]) if total is not None else None,
+        "lines": [_plain(total["time_line"]), _plain(total["rw_line"])]
+        if total is not None
+        else [None, None],
+        "rows_time_us": _plain(perf["time_us"].sum()) if len(perf) else None,
+        "slowest": [
+            {
+                "layer_id": _plain(r.layer_id),
+                "op_type": _plain(r.op_type),
+                "time_us": _plain(r.time_us),
+                "full_name": _plain(r.full_name),
+                "line": _plain(r.line),
+            }
+            for r in timed.head(5).itertuples()
+        ],
+    }
 
 
 def _counts_by_build(frames: dict[str, pd.DataFrame]) -> dict[Any, dict[str, int]]:
@@ -127,15 +191,100 @@ def _counts_by_build(frames: dict[str, pd.DataFrame]) -> dict[Any, dict[str, int
     bump(frames["fusions"], "fusions")
     bump(messages, "warnings", messages["level"] == "W")
     bump(messages, "errors", messages["level"] == "E")
+    allocations = frames["allocations"]
+    bump(frames["perf"], "perf_layers")
+    bump(allocations, "allocations", allocations["status"] == "allocated")
+    bump(allocations, "failed_allocations", allocations["status"] == "failed")
+    bump(frames["tensor_attrs"], "tensor_attrs")
     return out
 
 
-def _plain(value: Any) -> Any:
-    """pandas/numpy scalars to JSON-able Python values; NA and NaN become None."""
-    if value is None or value is pd.NA:
-        return None
-    if hasattr(value, "item"):
-        value = value.item()
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    return value
+_plain = plain_value  # one definition, in logscope.frames
+
+
+# ---------------------------------------------------------------------- MCU logs (issue 4)
+_MCU_COUNTED = {
+    "ops": "ops",
+    "buffers": "buffers",
+    "events": "events",
+    "arena": "arena",
+    "mcu_layers": "layers",
+    "curve": "curve",
+}
+
+
+def _mcu_summary(frames: dict[str, pd.DataFrame]) -> dict[str, Any]:
+    """`formats` (every printer seen, in order) and one `runs` entry per run, each with its `memory`."""
+    runs, memory = frames["mcu_runs"], frames["mcu_memory"]
+    derived = {row["run_index"]: row for row in memory.to_dict("records")}
+    counts = {key: frames[name].groupby("run_index").size().to_dict() for name, key in _MCU_COUNTED.items()}
+    formats: dict[str, None] = {}
+    out_runs = []
+    for run in runs.to_dict("records"):
+        idx = run["run_index"]
+        m = derived.get(idx, {})
+        run_formats = [f for f in (_plain(run["formats"]) or "").split(",") if f]
+        formats.update(dict.fromkeys(run_formats))
+        peak_op = None
+        if _plain(m.get("peak_op_index")) is not None or _plain(m.get("peak_op_name")) is not None:
+            peak_op = {
+                "index": _plain(m.get("peak_op_index")),
+                "name": _plain(m.get("peak_op_name")),
+                "type": _plain(m.get("peak_op_type")),
+                "line": _plain(m.get("peak_line")),
+            }
+        reported = None
+        if _plain(run["reported_bytes"]) is not None:
+            reported = {
+                "label": _plain(run["reported_label"]),
+                "bytes": _plain(run["reported_bytes"]),
+                "line": _plain(run["reported_line"]),
+            }
+        events = None
+        if _plain(m.get("alloc_count")) is not None:
+            leak, blocks = _plain(m.get("leak_bytes")), _plain(m.get("leak_blocks"))
+            said, said_blocks = _plain(run["reported_leak_bytes"]), _plain(run["reported_leak_blocks"])
+            events = {
+                "allocations": _plain(m.get("alloc_count")),
+                "frees": _plain(m.get("free_count")),
+                "alloc_bytes": _plain(m.get("alloc_bytes")),
+                "free_bytes": _plain(m.get("free_bytes")),
+                "unmatched_frees": _plain(m.get("unmatched_frees")),
+                "leak_bytes": leak,
+                "leak_blocks": blocks,
+                "reported_leak_bytes": said,
+                "reported_leak_blocks": said_blocks,
+                "reported_allocations": _plain(run["reported_alloc_count"]),
+                "reported_frees": _plain(run["reported_free_count"]),
+                "balanced": None if said is None else (leak == said and said_blocks in (None, blocks)),
+            }
+        out_runs.append(
+            {
+                "index": _plain(idx),
+                "family": _plain(run["family"]),
+                "formats": run_formats,
+                "tool_version": _plain(run["tool_version"]),
+                "model_name": _plain(run["model_name"]),
+                "lines": [_plain(run["start_line"]), _plain(run["end_line"])],
+                "memory": {
+                    "peak_bytes": _plain(m.get("peak_bytes")),
+                    "peak_op": peak_op,
+                    "derivation": _plain(m.get("derivation")),
+                    "baseline_bytes": _plain(m.get("baseline_bytes")),
+                    "final_bytes": _plain(m.get("final_bytes")),
+                    "budget_bytes": _plain(m.get("budget_bytes")),
+                    "over_budget_bytes": _plain(m.get("over_budget_bytes")),
+                    "headroom_bytes": _plain(m.get("headroom_bytes")),
+                    "reported": reported,
+                },
+                "memory_lines": {
+                    "peak_bytes": _plain(m.get("peak_line")),
+                    "baseline_bytes": _plain(run["baseline_line"]),
+                    "budget_bytes": _plain(run["budget_line"]),
+                    "over_budget_bytes": _plain(run["over_budget_line"]),
+                },
+                "events": events,
+                "counts": {key: int(counts[key].get(idx, 0)) for key in _MCU_COUNTED.values()},
+            }
+        )
+    return {"formats": list(formats), "runs": out_runs}

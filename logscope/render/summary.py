@@ -5,19 +5,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pandas as pd
+
 from logscope.model import ParsedLog
-
-
-def human_bytes(value: int | None) -> str:
-    """`1756160` -> `1.67 MiB (1756160 B)`: the exact figure always stays visible."""
-    if value is None:
-        return "—"
-    size = float(value)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if abs(size) < 1024 or unit == "GiB":
-            return f"{value} B" if unit == "B" else f"{size:.2f} {unit} ({value} B)"
-        size /= 1024
-    return f"{value} B"
+from logscope.rules import Finding, Rule
+from logscope.units import human_bytes
 
 
 def _pct(value: float | None) -> str:
@@ -51,6 +43,14 @@ def _memory_lines(build: dict[str, Any]) -> list[tuple[str, str, str]]:
             continue  # same figure as RKNN's "internal"
         if mem.get(key) is not None:
             rows.append((label, human_bytes(mem[key]), where(key)))
+    primary = build["memory_sources"][0] if build["memory_sources"] else {}
+    for key, label in (
+        ("system_max_bytes", "system max (eval)"),
+        ("npu_max_bytes", "NPU max (eval)"),
+        ("max_total_bytes", "max total (eval)"),
+    ):
+        if primary.get(key) is not None:
+            rows.append((label, human_bytes(primary[key]), str(source)))
     if mem.get("reuse_rate") is not None:
         rows.append(("reuse rate", _pct(mem["reuse_rate"]), where("reuse_rate")))
     if mem.get("peak_layer"):
@@ -66,6 +66,51 @@ def _memory_lines(build: dict[str, Any]) -> list[tuple[str, str, str]]:
             ("channel padding", human_bytes(derived["padding_bytes"]), "native - logical shape bytes")
         )
     return rows
+
+
+_SOURCE_FIGURES = (
+    ("weight_bytes", "weight"),
+    ("internal_bytes", "internal"),
+    ("scratch_bytes", "scratch"),
+    ("other_bytes", "other"),
+    ("total_bytes", "total"),
+    ("model_bytes", "model file"),
+    ("system_max_bytes", "system max"),
+    ("npu_max_bytes", "NPU max"),
+    ("max_total_bytes", "max total"),
+)
+
+
+def _other_sources_text(build: dict[str, Any]) -> list[str]:
+    """The figures of every memory source after the first: a build total and an eval_memory total can
+    disagree, and both are shown, each under its own name, never merged."""
+    out = []
+    for source in build["memory_sources"][1:]:
+        figures = [f"{label} {human_bytes(source[key])}" for key, label in _SOURCE_FIGURES if source.get(key)]
+        if figures:
+            out.append(f"  also from {source['source']}: " + "; ".join(figures))
+    return out
+
+
+def _perf_text(perf: dict[str, Any] | None, top: int = 5) -> list[str]:
+    if not perf:
+        return []
+    head = []
+    if perf["total_time_us"] is not None:
+        head.append(f"total {perf['total_time_us']} us (line {perf['lines'][0]})")
+    if perf["fps"] is not None:
+        head.append(f"{perf['fps']} FPS")
+    if perf["rw_kb"] is not None:
+        head.append(f"RW {perf['rw_kb']:.0f} KB (line {perf['lines'][1]})")
+    if perf["rows_time_us"] is not None:
+        head.append(f"rows sum {perf['rows_time_us']} us")
+    out = ["  perf: " + ", ".join(head)] if head else []
+    for row in perf["slowest"][:top]:
+        out.append(
+            f"    {row['time_us']:>8} us  layer {row['layer_id']:<4} {row['op_type'] or '':<16} "
+            f"{row['full_name'] or ''}  [line {row['line']}]"
+        )
+    return out
 
 
 def render_text(log: ParsedLog) -> str:
@@ -90,14 +135,29 @@ def render_text(log: ParsedLog) -> str:
         out.append(
             f"\n{head}" + (f" — {versions}" if versions else "") + f"  lines {b['lines'][0]}-{b['lines'][1]}"
         )
+        board = ", ".join(f"{k.removesuffix('_version')} {v}" for k, v in b["versions"].items() if v)
+        if board:
+            out.append(f"  board/runtime: {board}")
         for label, value, source in _memory_lines(b):
             out.append(f"  {label:<26} {value:<28} [{source}]")
+        out += _other_sources_text(b)
+        out += _perf_text(b["perf"])
         c = b["counts"]
         out.append(
             f"  layers {c['layers']}, feature tensors {c['feature_tensors']}, "
             f"const tensors {c['const_tensors']}, fusions {c['fusions']}, "
             f"warnings {c['warnings']}, errors {c['errors']}"
+            + "".join(
+                f", {label} {c[key]}"
+                for key, label in (
+                    ("perf_layers", "perf rows"),
+                    ("allocations", "runtime buffers"),
+                    ("failed_allocations", "failed allocations"),
+                )
+                if c.get(key)
+            )
         )
+    out += _mcu_runs_text(log, s.get("runs", []))
     errors = log.frames["messages"]
     errors = errors[errors["level"] == "E"].head(5)
     if len(errors):
@@ -112,7 +172,153 @@ def render_text(log: ParsedLog) -> str:
         out.append(
             f"\nunparsed lines: {s['unparsed_lines']} (first at line {shown}; --frames-out to see all)"
         )
+    if log.findings:
+        out.append(f"\nfindings: {_finding_counts(log.findings)}")
+        out += [_finding_text(f) for f in log.findings]
     return "\n".join(out)
+
+
+# ---------------------------------------------------------------------- MCU logs (issue 4)
+_MCU_TEXT_RUNS = 20  # a trace of a thousand inferences prints the first runs, then a count
+
+
+def _mcu_runs_text(log: ParsedLog, runs: list[dict[str, Any]]) -> list[str]:
+    """Per run: peak (and the op that makes it), baseline, final, budget, the tool's own total, top steps."""
+    out: list[str] = []
+    curves = dict(iter(log.frames["curve"].groupby("run_index"))) if runs else {}
+    for run in runs[:_MCU_TEXT_RUNS]:
+        mem, lines = run["memory"], run["memory_lines"]
+        formats = ", ".join(run["formats"]) or "—"
+        extra = ", ".join(str(v) for v in (run["tool_version"], run["model_name"]) if v)
+        out.append(
+            f"\nrun {run['index']} ({formats})"
+            + (f" — {extra}" if extra else "")
+            + f"  lines {run['lines'][0]}-{run['lines'][1]}"
+        )
+        peak_op = mem["peak_op"]
+        where = ""
+        if peak_op is not None:
+            name = " ".join(str(v) for v in (peak_op["index"], peak_op["name"]) if v is not None)
+            where = f"op {name}" if peak_op["index"] is not None else f"phase {name}"
+        rows = [
+            (
+                "peak",
+                mem["peak_bytes"],
+                "; ".join(x for x in (where, _at(lines["peak_bytes"]), mem["derivation"]) if x),
+            ),
+            ("baseline", mem["baseline_bytes"], _at(lines["baseline_bytes"]) or "first total - first delta"),
+            ("final", mem["final_bytes"], "last step"),
+            ("budget", mem["budget_bytes"], _at(lines["budget_bytes"])),
+        ]
+        for label, value, source in rows:
+            if value is not None:
+                out.append(f"  {label:<26} {human_bytes(value):<28} [{source}]")
+        if mem["over_budget_bytes"]:
+            out.append(
+                f"  {'OVER BUDGET by':<26} {human_bytes(mem['over_budget_bytes']):<28} "
+                f"[{_at(lines['over_budget_bytes']) or 'peak - budget'}]"
+            )
+        elif mem["headroom_bytes"] is not None:
+            out.append(f"  {'headroom':<26} {human_bytes(mem['headroom_bytes']):<28} [budget - peak]")
+        reported = mem["reported"]
+        if reported is not None and reported["line"] != lines["peak_bytes"]:
+            out.append(
+                f"  {'reported':<26} {human_bytes(reported['bytes']):<28} "
+                f"[{reported['label']}, {_at(reported['line'])}]"
+            )
+        ev = run["events"]
+        if ev is not None:
+            text = (
+                f"{ev['allocations']} allocations ({ev['alloc_bytes']} B), {ev['frees']} frees "
+                f"({ev['free_bytes']} B), {ev['unmatched_frees']} unmatched frees; "
+                f"leak {ev['leak_bytes']} B in {ev['leak_blocks']} blocks"
+            )
+            if ev["reported_leak_bytes"] is not None:
+                verdict = "balanced" if ev["balanced"] else "NOT balanced"
+                said = f"{ev['reported_leak_bytes']} B in {ev['reported_leak_blocks']}"
+                text += f"; trace reports {said}: {verdict}"
+            out.append(f"  events: {text}")
+        curve = curves.get(run["index"])
+        if curve is not None and len(curve) > 1:
+            top = curve.nlargest(3, "live_bytes")
+            steps = ", ".join(
+                f"{_step_name(r.op_index, r.op_name)} {human_bytes(_whole(r.live_bytes))}"
+                for r in top.itertuples(index=False)
+            )
+            out.append(f"  top steps: {steps}")
+        c = run["counts"]
+        out.append("  " + ", ".join(f"{k} {v}" for k, v in c.items()))
+    if len(runs) > _MCU_TEXT_RUNS:
+        peaks = [r["memory"]["peak_bytes"] for r in runs if r["memory"]["peak_bytes"] is not None]
+        out.append(
+            f"\n... and {len(runs) - _MCU_TEXT_RUNS} more runs ({len(runs)} in all"
+            + (f", highest peak {human_bytes(max(peaks))}" if peaks else "")
+            + "; --frames-out for all)"
+        )
+    return out
+
+
+def _mcu_runs_markdown(runs: list[dict[str, Any]]) -> list[str]:
+    """One table row per run: peak, the op that makes it, budget, over budget, and where each comes from."""
+    if not runs:
+        return []
+    out = ["### runs", "", "| run | formats | peak | peak op | budget | over budget | derivation |"]
+    out.append("|---|---|---|---|---|---|---|")
+    for run in runs[:_MCU_TEXT_RUNS]:
+        mem = run["memory"]
+        op = mem["peak_op"]
+        op_text = "—" if op is None else " ".join(str(v) for v in (op["index"], op["name"]) if v is not None)
+        if op is not None and op["line"] is not None:
+            op_text += f" (line {op['line']})"
+        cells = [
+            str(run["index"]),
+            ", ".join(run["formats"]),
+            human_bytes(mem["peak_bytes"]),
+            op_text,
+            human_bytes(mem["budget_bytes"]),
+            human_bytes(mem["over_budget_bytes"]) if mem["over_budget_bytes"] else "—",
+            mem["derivation"] or "—",
+        ]
+        out.append("| " + " | ".join(_md_escape(c) for c in cells) + " |")
+    if len(runs) > _MCU_TEXT_RUNS:
+        out.append(f"| … | {len(runs) - _MCU_TEXT_RUNS} more runs | | | | | |")
+    out.append("")
+    return out
+
+
+def _whole(value: Any) -> int:
+    return int(value)
+
+
+def _at(line: int | None) -> str:
+    return f"line {line}" if line is not None else ""
+
+
+def _step_name(index: Any, name: Any) -> str:
+    parts = [
+        f"op {index}" if index is not None and index is not pd.NA else "",
+        str(name) if isinstance(name, str) else "",
+    ]
+    return " ".join(p for p in parts if p) or "step"
+
+
+def _finding_counts(findings: list[Finding]) -> str:
+    counts = {
+        level: sum(1 for f in findings if str(f.severity) == level) for level in ("error", "warning", "info")
+    }
+    return ", ".join(f"{n} {level}" for level, n in counts.items() if n)
+
+
+def _finding_text(f: Finding) -> str:
+    where = f"line {f.line}" if f.line is not None else "no line"
+    text = f"  {where}: {f.severity} {f.code} {f.name}: {f.message}"
+    return text + (f"\n      hint: {f.hint}" if f.hint else "")
+
+
+def render_rule_list(rules: tuple[Rule, ...]) -> str:
+    """`logscope rules`: one line per rule."""
+    width = max(len(r.name) for r in rules)
+    return "\n".join(f"{r.code}  {r.name:<{width}}  {r.severity.name:<7}  {r.summary}" for r in rules)
 
 
 def _md_escape(text: object) -> str:
@@ -136,5 +342,19 @@ def render_markdown(log: ParsedLog) -> str:
         out.append(f"| librknnc | {_md_escape(b['compiler_version'] or '—')} | log |")
         for label, value, source in _memory_lines(b):
             out.append(f"| {label} | {_md_escape(value)} | {_md_escape(source)} |")
+        out.append("")
+    out += _mcu_runs_markdown(s.get("runs", []))
+    if log.findings:
+        out += [
+            f"### findings ({_finding_counts(log.findings)})",
+            "",
+            "| line | severity | rule | finding | hint |",
+        ]
+        out.append("|---|---|---|---|---|")
+        for f in log.findings:
+            out.append(
+                f"| {f.line if f.line is not None else '—'} | {f.severity} | {f.code} {f.name} | "
+                f"{_md_escape(f.message)} | {_md_escape(f.hint or '')} |"
+            )
         out.append("")
     return "\n".join(out)
