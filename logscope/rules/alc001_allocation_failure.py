@@ -1,0 +1,135 @@
+"""Memory could not be allocated: NPU/DMA allocation failures, a full swiotlb, the host OOM killer.
+
+## What it does
+Collects, per build or session, the messages that say memory ran out: `failed to malloc npu memory`,
+`failed to allocate handle ... errno: 12 (Cannot allocate memory)`, `can not create weight memory`,
+`invalid tensor malloc size`, the kernel's `swiotlb buffer is full`, a process `Killed` by the
+host, and compiler lines such as `Memory allocation failed` or `activation memory exceeds limit`. One
+error per build, with every line, the sizes asked for (the largest first) and the errno values.
+
+## Why it matters
+Nothing after a failed allocation can be trusted: the runtime either aborts `rknn_init` or crashes later
+(the SIGSEGV right after the failure in [16]). The size asked for says whether the model simply does not
+fit or the DMA path is misconfigured.
+
+## Example
+`fixtures/rknn/34-issue-rl-tk2-44-android-logcat-malloc-npu-rk3568.log`:
+```text
+E/RKNN: failed to allocate handle, ret: -1
+E/RKNN: failed to malloc npu memory!, size: 59187712, flags: 0x2
+E/RKNN: rknn_init, load model failed!
+```
+rl-tk2#44 was solved by enabling the NPU's IOMMU.
+
+## How to fix
+- `swiotlb buffer is full` or handle failures on RK356x/RK3588 Android/Linux: enable the NPU IOMMU in
+  the device tree (`&rknpu_mmu { status = "okay"; }`), or enlarge swiotlb/CMA.
+- `errno 12`: the board is out of DMA memory; free memory held by other models/processes, share weights
+  or internal buffers between contexts, or use a smaller model.
+- A single request of hundreds of MiB (1.4 GB in [38]): the model does not fit this board; quantise,
+  split it, or reduce its input size.
+- `Killed` during conversion: the PC ran out of RAM; add RAM or swap, or convert on a bigger machine.
+
+## Options
+None.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from logscope.model import ParsedLog
+from logscope.rules._common import as_int, build_indices, first_line, fmt_bytes, rows_of_build
+from logscope.rules.finding import Finding, Severity
+
+CODE = "ALC001"
+NAME = "allocation-failure"
+SEVERITY = Severity.error
+NEEDS = ("messages",)
+
+CATEGORIES = ("allocation-failure", "swiotlb-full", "process-killed")
+# Compiler wording from background note 002 that logscope's categories do not carry yet.
+_EXTRA = re.compile(r"Memory allocation failed|memory exceeds limit", re.IGNORECASE)
+_SIZE = re.compile(r"\b(?:size|sz)\s*[:=]\s*(\d+)")
+_ERRNO = re.compile(r"errno:\s*(\d+)")
+
+
+@dataclass(frozen=True)
+class Options:
+    pass
+
+
+OPTIONS = Options
+
+
+def _hint(kinds: set[str], errnos: set[int], largest: int | None) -> str:
+    parts = []
+    if "swiotlb-full" in kinds or "handle" in kinds:
+        parts.append("enable the NPU IOMMU in the device tree (or enlarge swiotlb/CMA)")
+    if 12 in errnos:
+        parts.append("errno 12: the board is out of DMA memory; free other models' buffers or share weights")
+    if largest is not None and largest >= 256 * 1024 * 1024:
+        parts.append(
+            f"a {fmt_bytes(largest)} request does not fit this board: quantise, split or shrink the model"
+        )
+    if "process-killed" in kinds:
+        parts.append("the host ran out of RAM: add RAM or swap, or convert on a bigger machine")
+    return "; ".join(parts) or "free memory on the board, or reduce the model's weight and internal memory"
+
+
+def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
+    messages = log.frames["messages"]
+    category = messages["category"].fillna("")
+    mask = category.isin(CATEGORIES) | (
+        (category == "") & messages["message"].fillna("").str.contains(_EXTRA)
+    )
+    failures = messages[mask].sort_values("line")
+    for build_index in build_indices(failures):
+        rows = rows_of_build(failures, build_index)
+        lines = tuple(int(v) for v in rows["line"])
+        sizes: list[int] = []
+        errnos: set[int] = set()
+        kinds: set[str] = set()
+        for row in rows.itertuples(index=False):
+            text = str(row.message)
+            sizes += [int(v) for v in _SIZE.findall(text)]
+            errnos |= {int(v) for v in _ERRNO.findall(text)}
+            kinds.add(str(row.category) if isinstance(row.category, str) else "other")
+            if "allocate handle" in text:
+                kinds.add("handle")
+        largest = max(sizes) if sizes else None
+        first = rows.iloc[0]
+        subject = (
+            "host RAM"
+            if kinds == {"process-killed"}
+            else ("NPU memory" if rows["message"].str.contains("npu", case=False).any() else "memory")
+        )
+        if kinds == {"process-killed"}:
+            message = f"the process was killed at line {lines[0]} ({first_line(first['message'])!r}), most often by the host's out-of-memory killer"
+        else:
+            message = f"{len(rows)} allocation failure line(s), first at line {lines[0]}: {first_line(first['message'])!r}"
+        if largest is not None:
+            message += f"; largest request {fmt_bytes(largest)}"
+        yield Finding(
+            message=message,
+            line=lines[0],
+            lines=lines,
+            subject=subject,
+            evidence={
+                "failures": [
+                    {
+                        "line": as_int(r.line),
+                        "category": r.category if isinstance(r.category, str) else None,
+                        "text": first_line(r.message),
+                    }
+                    for r in rows.itertuples(index=False)
+                ],
+                "requested_bytes": sorted(set(sizes), reverse=True),
+                "largest_request_bytes": largest,
+                "errno": sorted(errnos),
+            },
+            hint=_hint(kinds, errnos, largest),
+            build_index=build_index,
+        )

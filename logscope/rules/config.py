@@ -1,0 +1,312 @@
+"""Rule configuration: which rules run, their options and severities, the target preset.
+
+Read from `[tool.logscope]` in a `pyproject.toml` or from the top level of a `logscope.toml`, found
+by walking up from the log's folder (then from the working folder), or given with `--config`:
+
+```toml
+[tool.logscope]
+fail-on = "warning"            # info | warning | error
+target = "rk3588"              # a preset from logscope.rules.targets
+sram = "320KiB"                # MCU SRAM budget (overrides the preset's)
+select = ["MEM", "ALC001"]     # codes, names or family prefixes; default: every rule
+ignore = ["atypical-memory-breakdown"]
+
+[tool.logscope.rules.MEM001]   # a code or a name
+severity = "error"
+warn_below = 0.8
+```
+
+Validation is strict: an unknown key, rule, option, severity or target is a `ConfigError` that names
+it and where it came from (the CLI turns it into exit code 2).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import tomllib
+import types
+import typing
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from logscope.errors import ConfigError
+from logscope.rules.finding import Severity
+from logscope.rules.registry import RULES, Rule, get_rule, rules_matching
+from logscope.rules.targets import PRESET_KEYS, TARGETS, target_preset
+
+CONFIG_FILES = ("logscope.toml", "pyproject.toml")
+TOP_LEVEL_KEYS = {"fail-on", "target", "sram", "select", "ignore", "rules"}
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(B|KB|KiB|K|MB|MiB|M|GB|GiB|G)?\s*$", re.IGNORECASE)
+_UNITS = {"b": 1, "k": 1024, "kb": 1024, "kib": 1024, "m": 1024**2, "mb": 1024**2, "mib": 1024**2}
+_UNITS |= {"g": 1024**3, "gb": 1024**3, "gib": 1024**3}
+
+
+def parse_size(text: str | int) -> int:
+    """`"320KiB"` -> 327680. KB/MB are binary, as in the RKNN and MCU logs logscope reads."""
+    if isinstance(text, bool):
+        raise ValueError(f"not a size: {text!r}")
+    if isinstance(text, int):
+        return text
+    match = _SIZE.match(str(text))
+    if not match:
+        raise ValueError(f"not a size: {text!r} (e.g. 320KiB, 10MiB, 65536)")
+    number, unit = float(match.group(1)), (match.group(2) or "b").lower()
+    return round(number * _UNITS[unit])
+
+
+@dataclass(frozen=True)
+class RuleSettings:
+    severity: Severity | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Config:
+    """Resolved settings; `Config()` runs every rule with its defaults."""
+
+    select: tuple[str, ...] | None = None
+    ignore: tuple[str, ...] = ()
+    rules: Mapping[str, RuleSettings] = field(default_factory=dict)  # keyed by rule code
+    target: str | None = None
+    sram_bytes: int | None = None
+    fail_on: Severity = Severity.error
+    origin: str | None = None  # the file it came from, for messages
+
+    def is_enabled(self, rule: Rule) -> bool:
+        if self.select is not None and not any(rule in rules_matching(s) for s in self.select):
+            return False
+        return not any(rule in rules_matching(s) for s in self.ignore)
+
+    def enabled_rules(self) -> list[Rule]:
+        return [rule for rule in RULES if self.is_enabled(rule)]
+
+    def preset(self) -> dict[str, Any]:
+        values = target_preset(self.target) if self.target else {}
+        if self.sram_bytes is not None:
+            values["sram_bytes"] = self.sram_bytes
+        return values
+
+    def options_for(self, rule: Rule) -> Any:
+        """The rule's OPTIONS: defaults, then the target preset, then the user's values."""
+        settings = self.rules.get(rule.code, RuleSettings())
+        names = {f.name for f in rule.option_fields()}
+        values = {k: v for k, v in self.preset().items() if k in names and k in PRESET_KEYS and v is not None}
+        values.update(settings.options)
+        return rule.options_type(**values)
+
+    def severity_for(self, rule: Rule) -> Severity | None:
+        settings = self.rules.get(rule.code)
+        return settings.severity if settings else None
+
+    def with_overrides(
+        self,
+        *,
+        select: Sequence[str] | None = None,
+        ignore: Sequence[str] | None = None,
+        target: str | None = None,
+        sram: str | None = None,
+        fail_on: str | None = None,
+    ) -> Config:
+        """Command-line values on top: `--select` replaces the file's list, `--ignore` extends it."""
+        changes: dict[str, Any] = {}
+        if select:
+            changes["select"] = tuple(_selectors(select, "--select"))
+        if ignore:
+            changes["ignore"] = self.ignore + tuple(_selectors(ignore, "--ignore"))
+        if target is not None:
+            changes["target"] = _target(target, "--target")
+        if sram is not None:
+            changes["sram_bytes"] = _size(sram, "--sram")
+        if fail_on is not None:
+            changes["fail_on"] = _severity(fail_on, "--fail-on")
+        return dataclasses.replace(self, **changes)
+
+
+def find_config(start: Path) -> Path | None:
+    """The first `logscope.toml`, or `pyproject.toml` with a `[tool.logscope]` table, in `start` or
+    a parent folder."""
+    folder = start if start.is_dir() else start.parent
+    for candidate in (folder.resolve(), *folder.resolve().parents):
+        for name in CONFIG_FILES:
+            path = candidate / name
+            if not path.is_file():
+                continue
+            if name == "logscope.toml" or "logscope" in _read_toml(path).get("tool", {}):
+                return path
+    return None
+
+
+def load_config(path: Path) -> Config:
+    """Read and validate one configuration file."""
+    data = _read_toml(path)
+    if path.name == "pyproject.toml":
+        table = data.get("tool", {}).get("logscope")
+        if table is None:
+            raise ConfigError(f"{path}: no [tool.logscope] table")
+        return config_from_mapping(table, f"{path} [tool.logscope]")
+    return config_from_mapping(data, str(path))
+
+
+def resolve_config(explicit: Path | None, log_path: Path | None = None, cwd: Path | None = None) -> Config:
+    """`--config` if given, else the file found upward from the log, else upward from `cwd`, else
+    the defaults."""
+    if explicit is not None:
+        if not explicit.is_file():
+            raise ConfigError(f"config file not found: {explicit}")
+        return load_config(explicit)
+    for start in (log_path, cwd or Path.cwd()):
+        if start is None:
+            continue
+        found = find_config(start)
+        if found is not None:
+            return load_config(found)
+    return Config()
+
+
+def config_from_mapping(data: Mapping[str, Any], origin: str = "config") -> Config:
+    """Validate a `[tool.logscope]`-shaped mapping into a `Config`."""
+    unknown = sorted(set(data) - TOP_LEVEL_KEYS)
+    if unknown:
+        raise ConfigError(
+            f"{origin}: unknown key {unknown[0]!r} (known: {', '.join(sorted(TOP_LEVEL_KEYS))})"
+        )
+    values: dict[str, Any] = {"origin": origin}
+    if "fail-on" in data:
+        values["fail_on"] = _severity(data["fail-on"], f"{origin}: fail-on")
+    if "target" in data:
+        values["target"] = _target(data["target"], f"{origin}: target")
+    if "sram" in data:
+        values["sram_bytes"] = _size(data["sram"], f"{origin}: sram")
+    if "select" in data:
+        values["select"] = tuple(
+            _selectors(_string_list(data["select"], f"{origin}: select"), f"{origin}: select")
+        )
+    if "ignore" in data:
+        values["ignore"] = tuple(
+            _selectors(_string_list(data["ignore"], f"{origin}: ignore"), f"{origin}: ignore")
+        )
+    rules = data.get("rules", {})
+    if not isinstance(rules, Mapping):
+        raise ConfigError(f"{origin}: rules must be a table of rule tables")
+    settings: dict[str, RuleSettings] = {}
+    for key, table in rules.items():
+        try:
+            rule = get_rule(str(key))
+        except KeyError:
+            raise ConfigError(f"{origin}: unknown rule {key!r} (see `logscope rules`)") from None
+        if not isinstance(table, Mapping):
+            raise ConfigError(f"{origin}: rules.{key} must be a table")
+        settings[rule.code] = _rule_settings(rule, table, f"{origin}: rules.{key}")
+    values["rules"] = settings
+    return Config(**values)
+
+
+def _rule_settings(rule: Rule, table: Mapping[str, Any], where: str) -> RuleSettings:
+    fields = {f.name: f for f in rule.option_fields()}
+    hints = typing.get_type_hints(rule.options_type)
+    severity = None
+    options: dict[str, Any] = {}
+    for raw_key, value in table.items():
+        key = str(raw_key).replace("-", "_")
+        if key == "severity":
+            severity = _severity(value, f"{where}.severity")
+            continue
+        if key not in fields:
+            known = ", ".join(["severity", *fields]) or "severity"
+            raise ConfigError(
+                f"{where}: unknown option {raw_key!r} for {rule.code} {rule.name} (known: {known})"
+            )
+        options[key] = _coerce(value, hints[key], key, f"{where}.{raw_key}")
+    return RuleSettings(severity=severity, options=options)
+
+
+def _coerce(value: Any, annotation: Any, name: str, where: str) -> Any:
+    """Check a TOML value against an option's type; sizes (`*_bytes`) also accept `"10MiB"`."""
+    args = typing.get_args(annotation)
+    optional = type(None) in args
+    base = next((a for a in args if a is not type(None)), annotation) if optional else annotation
+    origin = typing.get_origin(base)
+    try:
+        if value is None and optional:
+            return None
+        if base is bool:
+            if isinstance(value, bool):
+                return value
+        elif base is int:
+            if name.endswith("_bytes") and isinstance(value, str | int) and not isinstance(value, bool):
+                return parse_size(value)
+            if isinstance(value, int) and not isinstance(value, bool):
+                return value
+        elif base is float:
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                return float(value)
+        elif base is str:
+            if isinstance(value, str):
+                return value
+        elif (origin is tuple or (isinstance(base, types.GenericAlias) and origin is tuple)) and (
+            isinstance(value, list | tuple) and all(isinstance(v, str) for v in value)
+        ):
+            return tuple(value)
+    except ValueError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+    raise ConfigError(f"{where}: expected {_type_name(annotation)}, got {value!r}")
+
+
+def _type_name(annotation: Any) -> str:
+    return getattr(annotation, "__name__", None) or str(annotation).replace("typing.", "")
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+
+
+def _severity(value: Any, where: str) -> Severity:
+    try:
+        return Severity.parse(str(value))
+    except ValueError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+
+
+def _target(value: Any, where: str) -> str:
+    name = str(value).strip().lower()
+    if name not in TARGETS:
+        raise ConfigError(f"{where}: unknown target {value!r} (known: {', '.join(sorted(TARGETS))})")
+    return name
+
+
+def _size(value: Any, where: str) -> int:
+    try:
+        return parse_size(value)
+    except ValueError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+
+
+def _string_list(value: Any, where: str) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return list(value)
+    raise ConfigError(f"{where}: expected a list of rule codes or names")
+
+
+def _selectors(values: Iterable[str], where: str) -> list[str]:
+    """Split comma-separated entries and check each names at least one rule."""
+    out: list[str] = []
+    for value in values:
+        for part in str(value).split(","):
+            part = part.strip()
+            if not part:
+                continue
+            if not rules_matching(part):
+                raise ConfigError(f"{where}: unknown rule {part!r} (see `logscope rules`)")
+            out.append(part)
+    return out

@@ -1,0 +1,65 @@
+"""Runs the registered rules over a parsed log: skip, run, stamp, sort.
+
+The engine, not the rule, stamps `code`, `name`, `source` and the effective severity: the severity set
+in the configuration for that rule if any, else the one the rule gave the finding (a rule may raise a
+finding above its default, e.g. a reuse rate under the error threshold), else the rule's `SEVERITY`.
+A rule runs only when every frame in its `NEEDS` exists and has rows (`"perf|layers"`: either).
+Findings are sorted by line (findings without a line last), then code, subject and message, so the
+output is the same on every run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+
+from logscope.model import ParsedLog
+from logscope.rules.config import Config
+from logscope.rules.finding import Finding, Severity
+from logscope.rules.registry import Rule
+
+
+def applicable(rule: Rule, log: ParsedLog) -> bool:
+    """True when every frame the rule needs is present and non-empty; an entry `"perf|layers"` is
+    satisfied by either frame."""
+    return all(
+        any(name in log.frames and len(log.frames[name]) > 0 for name in entry.split("|"))
+        for entry in rule.needs
+    )
+
+
+def run_rules(log: ParsedLog, config: Config | None = None) -> list[Finding]:
+    """All findings of the enabled, applicable rules, stamped and sorted."""
+    config = config or Config()
+    findings: list[Finding] = []
+    for rule in config.enabled_rules():
+        if not applicable(rule, log):
+            continue
+        options = config.options_for(rule)
+        override = config.severity_for(rule)
+        for finding in rule.check(log, options):
+            severity = override or finding.severity or rule.severity
+            findings.append(
+                dataclasses.replace(
+                    finding, code=rule.code, name=rule.name, severity=severity, source=log.source
+                )
+            )
+    return sort_findings(findings)
+
+
+def sort_findings(findings: Iterable[Finding]) -> list[Finding]:
+    return sorted(
+        findings,
+        key=lambda f: (f.line is None, f.line or 0, f.code, f.subject or "", f.message),
+    )
+
+
+def analyze_log(log: ParsedLog, config: Config | None = None) -> ParsedLog:
+    """Fill `log.findings` (replacing any earlier run) and return the log."""
+    log.findings = run_rules(log, config)
+    return log
+
+
+def worst_severity(findings: Iterable[Finding]) -> Severity | None:
+    levels = [f.severity for f in findings if f.severity is not None]
+    return max(levels) if levels else None

@@ -1,0 +1,99 @@
+"""Few of the convolutions were fused with what follows them, by the compiler's own fusion lines.
+
+## What it does
+Where the log prints compiler fusion lines (`[Compiler]: Op fusion: conv_0 + bn_0 + relu_0 ->
+fused_conv_0`, the compact compiler summary) and a layer table counts the convolutions of the same
+build, reports a build in which fewer than `min_ratio` (50%) of the convolutions are fused: named in a
+fusion line, or already typed as a compound layer (`ConvRelu`, `ConvClip`) in the table. Builds without
+both pieces are not judged.
+
+## Why it matters
+Every convolution left unfused keeps its BatchNorm / activation intermediate in memory. Background
+note 000: "if the log shows few fusions, intermediate tensors are redundant".
+
+## Example
+A synthetic excerpt (no public log prints both fusion lines and a layer table):
+```text
+I [Compiler]: Op fusion: conv_0 + bn_0 + relu_0 -> fused_conv_0
+D RKNN: [10:00:00.000] 1    Conv             INT8     NPU    (1,3,224,224),(32,3,3,3),(32)    (1,32,112,112)  ...  Conv:conv_0
+D RKNN: [10:00:00.000] 2    Conv             INT8     NPU    (1,32,112,112),(32,32,3,3),(32)  (1,32,112,112)  ...  Conv:conv_1
+D RKNN: [10:00:00.000] 3    Conv             INT8     NPU    (1,32,112,112),(64,32,1,1),(64)  (1,64,112,112)  ...  Conv:conv_2
+```
+One fusion line for three convolutions: 33% fused.
+
+## How to fix
+- Fold BatchNorm before export and prefer activations the compiler fuses.
+- Build with `optimization_level=3`; check that `conv_eltwise_activation_fuse = 1` in the compiler
+  settings line.
+
+## Options
+- `min_ratio` (float, 0.5): fused convolutions / convolutions below this is reported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from logscope.model import ParsedLog
+from logscope.rules._common import as_int, grouped, pct, rows_of_build
+from logscope.rules.finding import Finding, Severity
+
+CODE = "FUS002"
+NAME = "few-fusions"
+SEVERITY = Severity.info
+NEEDS = ("fusions", "layers")
+PLAIN = {"conv", "convtranspose", "depthwiseconv"}
+
+
+@dataclass(frozen=True)
+class Options:
+    min_ratio: float = 0.5
+
+
+OPTIONS = Options
+
+
+def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
+    for build_index, fusions in grouped(log.frames["fusions"]):
+        compiler = fusions[fusions["section"] == "compiler"]
+        if compiler.empty:
+            continue
+        layers = rows_of_build(log.frames["layers"], build_index)
+        convs = layers[layers["op_type"].fillna("").str.startswith("Conv")]
+        if convs.empty:
+            continue
+        in_lines = sum(
+            1
+            for nodes in compiler["removed_nodes"]
+            if any(str(n).lower().startswith("conv") for n in (nodes or []))
+        )
+        # A layer typed `ConvRelu` / `ConvClip` is already fused whatever the fusion lines say.
+        compound = int((~convs["op_type"].str.lower().isin(PLAIN)).sum())
+        fused = min(len(convs), in_lines + compound)
+        ratio = fused / len(convs)
+        if ratio >= options.min_ratio:
+            continue
+        lines = tuple(sorted(int(v) for v in compiler["line"]))
+        yield Finding(
+            message=f"{fused} of {len(convs)} convolutions ({pct(ratio)}) are fused (fusion "
+            + (f"line {lines[0]}" if len(lines) == 1 else f"lines {lines[0]}-{lines[-1]}")
+            + "); the rest keep separate intermediates",
+            line=lines[0],
+            lines=lines,
+            subject="operator fusion",
+            evidence={
+                "fused_convolutions": fused,
+                "convolutions": len(convs),
+                "convolution_lines": [as_int(v) for v in convs["line"]],
+                "fusion_lines": list(lines),
+                "ratio": round(ratio, 6),
+                "min_ratio": options.min_ratio,
+                "fusion_lines_with_conv": in_lines,
+                "compound_conv_layers": compound,
+                "computation": "fused = fusion lines whose removed nodes include a conv + layers typed Conv<Act>; "
+                "ratio = fused / layer rows whose type starts with Conv",
+            },
+            hint="fold BatchNorm before export, prefer fusable activations, build with optimization_level=3",
+            build_index=build_index,
+        )

@@ -1,0 +1,154 @@
+"""Layers fall back to the CPU: between NPU layers, after an unsupported-op message, or the whole model.
+
+## What it does
+Reads the `Target` column of the layer table and reports, per build:
+- each compute layer on the CPU that sits between NPU layers (an NPU → CPU → NPU round trip);
+- CPU layers whose op the compiler said it cannot lower (`No lowering found for: ...`,
+  `unsupported op`), citing that message;
+- a model whose compute layers all run on the CPU (RKNN: `detect pure cpu op model`).
+`InputOperator` / `OutputOperator` rows are always on the CPU and are ignored, and so are CPU layers at
+the edges of an NPU graph (a `Reshape` right after the input), which cost no extra transfer.
+
+## Why it matters
+The CPU is one to two orders of magnitude slower than the NPU for these ops, and every NPU ↔ CPU switch
+copies the whole feature map out of the NPU's native layout and back: time, DDR bandwidth and an extra
+buffer per switch.
+
+## Example
+`fixtures/rknn/40-tutorial-acos-pure-cpu-layer-table-abridged-tk2-2.3.2.log`:
+```text
+D RKNN: detect pure cpu op model.
+No lowering found for: unsupported_acos_node,
+node type = Acos, use CustomOperatorLower instead.
+D RKNN: 1    Acos             FLOAT16  CPU    (1,5)        (1,5)        Acos:unsupported_acos_node
+```
+
+## How to fix
+- Replace the op with ones the NPU supports (Acos → a polynomial or a lookup table; check the
+  RKNN-Toolkit2 operator support list for the target).
+- Register a custom operator (`rknn.reg_custom_op`, CPU or GPU) if it must stay, and keep it at the
+  graph's edge so it costs one transfer, not two.
+- Update RKNN-Toolkit2: support lists grow between releases.
+
+## Options
+None.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from itertools import accumulate
+
+from logscope.model import ParsedLog
+from logscope.rules._common import as_int, as_str, first_line, grouped, messages_in, rows_of_build
+from logscope.rules.finding import Finding, Severity
+
+CODE = "NPU001"
+NAME = "cpu-fallback"
+SEVERITY = Severity.warning
+NEEDS = ("layers|perf",)
+
+IO_OPS = {"InputOperator", "OutputOperator"}
+_NODE = re.compile(r"(?:No lowering found for|unsupported op)[:\s]+([\w./:-]+)", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Options:
+    pass
+
+
+OPTIONS = Options
+
+HINT = (
+    "replace the op with NPU-supported ones (see the RKNN operator support list), register it as a custom "
+    "op at the graph edge, or update RKNN-Toolkit2"
+)
+
+
+def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
+    unsupported = messages_in(log, ["unsupported-op"])
+    tables = [log.frames[n] for n in ("layers", "perf") if n in log.frames and len(log.frames[n])]
+    for build_index, layers in ((b, rows) for table in tables for b, rows in grouped(table)):
+        ordered = layers.sort_values("line")
+        is_compute = ~ordered["op_type"].isin(IO_OPS).fillna(False).astype(bool)
+        if not (is_compute & (ordered["target"] == "CPU").fillna(False).astype(bool)).any():
+            continue
+        compute = list(ordered[is_compute].itertuples(index=False))
+        targets = [as_str(r.target) for r in compute]
+        messages = rows_of_build(unsupported, build_index)
+        named: dict[str, tuple[int, str]] = {}
+        for msg in messages.itertuples(index=False):
+            match = _NODE.search(str(msg.message))
+            if match:
+                named[match.group(1).rstrip(",")] = (as_int(msg.line) or 0, first_line(msg.message))
+        cpu = [r for r in compute if as_str(r.target) == "CPU"]
+        if not cpu:
+            continue
+        if all(t == "CPU" for t in targets):
+            cpu_lines = {v for v in (as_int(r.line) for r in cpu) if v is not None}
+            lines = tuple(sorted(cpu_lines | {v[0] for v in named.values()}))
+            ops = ", ".join(f"{r.op_type} (layer {as_int(r.layer_id)})" for r in cpu)
+            yield Finding(
+                message=f"every compute layer runs on the CPU: {ops}"
+                + (
+                    f"; the compiler could not lower {', '.join(named)} (line {min(v[0] for v in named.values())})"
+                    if named
+                    else ""
+                ),
+                line=lines[0] if lines else None,
+                lines=lines,
+                subject=", ".join(str(as_str(r.full_name)) for r in cpu),
+                evidence={
+                    "cpu_layers": [
+                        {
+                            "layer": as_int(r.layer_id),
+                            "op_type": as_str(r.op_type),
+                            "line": as_int(r.line),
+                            "full_name": as_str(r.full_name),
+                        }
+                        for r in cpu
+                    ],
+                    "npu_layers": 0,
+                    "unsupported_messages": [{"line": v[0], "text": v[1]} for v in named.values()],
+                },
+                hint=HINT,
+                build_index=build_index,
+            )
+            continue
+        npu = [t == "NPU" for t in targets]
+        seen_before: list[bool] = list(accumulate(npu, lambda a, b: a or b))
+        seen_after: list[bool] = list(accumulate(reversed(npu), lambda a, b: a or b))[::-1]
+        for index, row in enumerate(compute):
+            if as_str(row.target) != "CPU":
+                continue
+            before = index > 0 and seen_before[index - 1]
+            after = index + 1 < len(compute) and seen_after[index + 1]
+            full_name = as_str(row.full_name) or ""
+            reported = next((v for k, v in named.items() if k and k in full_name), None)
+            if not (before and after) and reported is None:
+                continue
+            line = as_int(row.line)
+            why = "between NPU layers" if before and after else "at the graph edge"
+            message = f"layer {as_int(row.layer_id)} {row.op_type} ({full_name}) runs on the CPU {why}"
+            if reported is not None:
+                message += f"; the compiler could not lower it (line {reported[0]})"
+            yield Finding(
+                message=message,
+                line=line,
+                lines=tuple(sorted({v for v in (line, reported[0] if reported else None) if v is not None})),
+                subject=full_name or f"layer {as_int(row.layer_id)}",
+                evidence={
+                    "layer": as_int(row.layer_id),
+                    "op_type": as_str(row.op_type),
+                    "line": line,
+                    "npu_before": before,
+                    "npu_after": after,
+                    "unsupported_message": None
+                    if reported is None
+                    else {"line": reported[0], "text": reported[1]},
+                },
+                hint=HINT,
+                build_index=build_index,
+            )

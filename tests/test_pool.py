@@ -1,0 +1,294 @@
+"""The feature-map pool (`logscope.analysis.pool`): the figures the rules, plots and report share.
+
+Anchors: [09] pool 1,756,160 B = `Total Internal Memory Size` (line 279), lower bound 1,204,224 B at
+step 3; [29] lower bound 1,605,632 B (reference-anchors A9), pool 2,157,568 B (line 41) with the graph
+input and output outside it. Invariant on every fixture and on generated logs: lower bound <=
+occupancy <= high-water <= span at every step.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import logscope
+from logscope.analysis.pool import FeaturePool, feature_builds, feature_pool, feature_pools
+from logscope.frames import build_frame
+from tests.conftest import FIXTURES, MOBILENET, RKNN, ROOT
+
+SRAM_LOG = RKNN / "29-doc-rknpu2-sram-runtime-log-level3-rk3588.log"
+CONV_LOG = RKNN / "01-runtime-verbose-conv2d-rk3588-232.log"
+
+
+def pool_of(path: Path, build: int | None = 0) -> FeaturePool:
+    pool = feature_pool(logscope.parse(path).frames, build)
+    assert pool is not None
+    return pool
+
+
+def frames_of(rows: list[tuple], internal: int | None = None) -> dict[str, pd.DataFrame]:
+    """A feature table from (op_id, name, start, end, line) rows, build 0."""
+    records = [
+        {
+            "build_index": 0,
+            "table": "feature",
+            "op_id": op,
+            "user_op": "Conv",
+            "name": name,
+            "dtype": "INT8",
+            "start_offset": start,
+            "end_offset": end,
+            "size_bytes": end - start,
+            "line": line,
+        }
+        for op, name, start, end, line in rows
+    ]
+    frames = {"tensors": build_frame("tensors", records)}
+    if internal is not None:
+        frames["memory"] = build_frame(
+            "memory",
+            [{"build_index": 0, "source": "build-log", "internal_bytes": internal, "internal_line": 99}],
+        )
+    return frames
+
+
+def assert_invariants(pool: FeaturePool, where: str) -> None:
+    steps = pool.steps
+    assert pool.lower_bound_bytes is None or pool.lower_bound_bytes <= pool.span_bytes, where
+    if steps.empty:
+        return
+    assert pool.occupied_peak_bytes is not None and pool.occupied_peak_bytes <= pool.span_bytes, where
+    lower, occupied = steps["lower_bound_bytes"], steps["occupied_bytes"]
+    high = steps["high_water_bytes"]
+    assert (lower <= occupied).all(), where
+    assert (occupied <= high).all(), where
+    assert (high <= pool.span_bytes).all(), where
+    assert int(lower.max()) == pool.lower_bound_bytes, where
+    assert int(occupied.max()) == pool.occupied_peak_bytes, where
+
+
+# ------------------------------------------------------------------------------------------- anchors
+
+
+def test_09_pool_matches_the_printed_total_and_the_bound_is_ops_3_and_4():
+    pool = pool_of(MOBILENET)
+    assert (pool.span_bytes, pool.internal_bytes, pool.internal_line) == (1756160, 1756160, 279)
+    assert pool.matches_total is True
+    assert pool.start_offset == 0x454680 and pool.span_bytes == 0x601280 - 0x454680
+    assert (len(pool.rows), len(pool.outside)) == (36, 0)
+    assert (pool.first_line, pool.last_line) == pool.table_lines == (177, 212)
+    assert pool.sum_bytes == 5377762
+    # Op 3 reads Relu6__7:0 (line 179) and writes Relu6__9:0 (line 180), which op 4 reads.
+    assert (pool.lower_bound_bytes, pool.lower_bound_step) == (1204224, 3)
+    assert pool.lower_bound_tensors == ("Relu6__7:0", "Relu6__9:0")
+    assert pool.lower_bound_lines == (179, 180)
+    assert pool.lower_bound_ops == (3, 4)
+    assert (pool.occupied_peak_bytes, pool.occupied_peak_step) == (1204224, 3)
+    assert int(pool.steps["high_water_bytes"].max()) == 1756160
+
+
+def test_29_runtime_pool_leaves_input_and_output_outside():
+    pool = pool_of(SRAM_LOG)
+    assert (pool.span_bytes, pool.internal_bytes, pool.internal_line) == (2157568, 2157568, 41)
+    assert pool.matches_total is True
+    assert list(pool.outside["name"]) == ["input0", "output57"]
+    assert list(pool.outside["line"]) == [7, 37]
+    assert len(pool.outside_tensors) == 2 and len(pool.rows) == 29
+    assert pool.table_lines == (7, 37) and (pool.first_line, pool.last_line) == (8, 36)
+    # reference-anchors A9: output4 + output6 while op 3 runs.
+    assert (pool.lower_bound_bytes, pool.lower_bound_step) == (1605632, 3)
+    assert pool.lower_bound_tensors == ("output4", "output6")
+    assert pool.lower_bound_lines == (9, 10)
+
+
+def test_01_single_conv():
+    pool = pool_of(CONV_LOG)
+    assert (pool.span_bytes, pool.internal_bytes, pool.internal_line) == (896, 896, 24)
+    assert (pool.lower_bound_bytes, pool.lower_bound_step) == (880, 1)
+
+
+def test_rules_report_the_pool_figures():
+    log = logscope.analyze(MOBILENET)
+    pool = feature_pool(log.frames, 0)
+    assert pool is not None
+    (finding,) = [f for f in log.findings if f.code == "MEM001"]
+    evidence = finding.evidence
+    assert evidence["pool_span_bytes"] == pool.span_bytes
+    assert evidence["tensor_sum_bytes"] == pool.sum_bytes
+    assert evidence["lower_bound_bytes"] == pool.lower_bound_bytes == 1204224
+    assert evidence["lower_bound_step"] == 3
+    assert evidence["lower_bound_ops"] == [3, 4]
+    assert evidence["lower_bound_lines"] == [179, 180]
+
+
+# ------------------------------------------------------------------------------------- invariants
+
+
+def fixture_logs() -> list[Path]:
+    return sorted(
+        p
+        for folder in ("rknn", "synthetic")
+        for p in (FIXTURES / folder).iterdir()
+        if p.suffix in (".log", ".txt")
+    )
+
+
+def test_bound_and_occupancy_never_exceed_the_span_on_any_fixture():
+    seen = 0
+    for path in fixture_logs():
+        log = logscope.parse(path)
+        for build, pool in feature_pools(log.frames).items():
+            seen += 1
+            assert_invariants(pool, f"{path.name} build {build}")
+            # Real allocators never place two live tensors in overlapping bytes here: the liveness read
+            # from the consumer IDs agrees with every real plan, so bound and occupancy coincide.
+            steps = pool.steps
+            assert (steps["lower_bound_bytes"] == steps["occupied_bytes"]).all(), path.name
+    assert seen == 3  # [01], [09], [29]
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory) -> logscope.ParsedLog:
+    sys.path.insert(0, str(ROOT))
+    from benchmarks.generate import generate_log
+
+    path = tmp_path_factory.mktemp("pool") / "seed3.log"
+    generate_log(path, builds=3, seed=3, noise_ratio=0.0)
+    return logscope.parse(path)
+
+
+def old_rules_bound(rows: pd.DataFrame) -> int:
+    """The rules' bound before logscope.analysis.pool: sum(Size) of tensors consumed by op j or j+1."""
+    by_op: dict[int, dict[str, int]] = {}
+    for op, name, size in zip(rows["op_id"], rows["name"], rows["size_bytes"], strict=True):
+        by_op.setdefault(int(op), {})[str(name)] = int(size)
+    return max(sum((by_op[j] | by_op.get(j + 1, {})).values()) for j in by_op)
+
+
+def test_generated_log_bound_and_occupancy_stay_under_the_span(generated):
+    pools = feature_pools(generated.frames)
+    assert sorted(pools) == [0, 1, 2]
+    for build, pool in pools.items():
+        assert pool.matches_total is True  # the generator prints the table's span as the total
+        assert_invariants(pool, f"generated build {build}")
+    # Its tables list a tensor once per consumer, each time at a new address, and overlap tensors
+    # live together: the old sum claimed more than the pool the log fits them in.
+    assert old_rules_bound(pools[0].rows) == 14745600 > pools[0].span_bytes == 12288000
+    assert pools[0].lower_bound_bytes == 12288000
+    # The plot engineer's case, build 2: the sum of the tensors live at step 7 is 4.59 MiB in 3.06 MiB.
+    two = pools[2]
+    live = two.live_tensors(7)
+    assert int(live["size_bytes"].sum()) == 4816896 > two.span_bytes == 3211264
+    assert (two.occupied_peak_bytes, two.occupied_peak_step) == (3211264, 5)
+    assert two.lower_bound_bytes is not None and two.lower_bound_bytes <= 3211264
+
+
+def test_generated_log_plots_and_rules_read_the_same_pool(generated):
+    from logscope.plots.data import feature_curve
+    from logscope.rules._pool import feature_pool as rules_pool
+
+    for build in feature_builds(generated.frames):
+        curve = feature_curve(generated, build)
+        assert curve is not None
+        assert curve.pool is rules_pool(generated, build)
+        assert curve.peak_bytes == curve.pool.occupied_peak_bytes <= curve.pool.span_bytes
+        assert int(curve.frame["lower_bound_bytes"].max()) == curve.pool.lower_bound_bytes
+
+
+# ------------------------------------------------------------------------------------------ aliases
+
+
+def test_concat_inputs_inside_their_output_count_once():
+    frames = frames_of(
+        [
+            (1, "input", 0, 100, 1),
+            (2, "a", 100, 150, 2),
+            (2, "b", 150, 200, 3),
+            (3, "cat", 100, 200, 4),
+        ]
+    )
+    pool = feature_pool(frames, 0)
+    assert pool is not None
+    assert list(pool.steps["step"]) == [0, 1, 2, 3]
+    assert list(pool.steps["occupied_bytes"]) == [100, 200, 100, 100]
+    # Step 2: a + b (read by op 2) and cat (written by op 2) share [100, 200): 100 B, not 200.
+    assert list(pool.steps["lower_bound_bytes"]) == [100, 200, 100, 100]
+    assert (pool.lower_bound_bytes, pool.lower_bound_step) == (200, 1)
+    assert pool.lower_bound_tensors == ("input", "a", "b")
+    assert pool.sum_bytes == 300 and pool.span_bytes == 200
+
+
+def test_a_tensor_listed_at_two_addresses_is_one_tensor_for_the_bound():
+    # `x` is read by ops 2 and 3 and listed at two addresses (as generated logs do): two ranges held,
+    # one tensor needed.
+    frames = frames_of([(2, "x", 0, 100, 1), (3, "x", 100, 200, 2), (3, "y", 200, 250, 3)])
+    pool = feature_pool(frames, 0)
+    assert pool is not None
+    assert len(pool.tensors) == 3 and pool.sum_bytes == 250
+    steps = pool.steps.set_index("step")
+    assert int(steps.loc[2, "occupied_bytes"]) == 250  # both copies of x and y
+    assert int(steps.loc[2, "lower_bound_bytes"]) == 150  # x once, y
+    assert pool.lower_bound_bytes == 150 and pool.lower_bound_tensors == ("x", "y")
+
+
+def test_a_tensor_listed_for_each_consumer_at_one_address_lives_across_them():
+    frames = frames_of([(2, "x", 0, 100, 1), (5, "x", 0, 100, 2), (4, "y", 100, 150, 3)])
+    pool = feature_pool(frames, 0)
+    assert pool is not None
+    assert len(pool.tensors) == 2 and pool.sum_bytes == 150
+    (x,) = pool.tensors[pool.tensors["name"] == "x"].itertuples()
+    assert (x.op_first, x.op_last, x.ops, x.lines) == (1, 5, (2, 5), (1, 2))
+    # The old "consumed by j or j+1" set missed x at steps 3-4; its lifetime keeps it.
+    assert (pool.lower_bound_bytes, pool.lower_bound_step) == (150, 3)
+
+
+def test_partly_overlapping_live_tensors_bound_takes_the_heaviest_disjoint_set():
+    # All live at step 1: a [0,100) and c [200,400) are disjoint; b [50,250) overlaps both.
+    frames = frames_of([(2, "a", 0, 100, 1), (2, "b", 50, 250, 2), (2, "c", 200, 400, 3)])
+    pool = feature_pool(frames, 0)
+    assert pool is not None
+    steps = pool.steps.set_index("step")
+    assert int(steps.loc[1, "occupied_bytes"]) == 400
+    assert int(steps.loc[1, "lower_bound_bytes"]) == 300  # a + c, not b alone (200) nor all three (500)
+    assert pool.lower_bound_tensors == ("a", "c") and pool.lower_bound_lines == (1, 3)
+
+
+# ---------------------------------------------------------------------------------- pool boundaries
+
+
+def test_rows_below_the_printed_total_are_outside_the_pool():
+    frames = frames_of([(1, "in", 0, 100, 1), (2, "t", 1000, 1100, 2), (3, "u", 1100, 1300, 3)], 300)
+    pool = feature_pool(frames, 0)
+    assert pool is not None
+    assert list(pool.outside["name"]) == ["in"] and list(pool.rows["name"]) == ["t", "u"]
+    assert (pool.start_offset, pool.span_bytes, pool.matches_total) == (1000, 300, True)
+    assert pool.internal_line == 99 and pool.table_lines == (1, 3)
+
+
+def test_a_total_no_row_fits_in_keeps_every_row_and_does_not_match():
+    frames = frames_of([(1, "big", 0, 500, 1)], 100)
+    pool = feature_pool(frames, 0)
+    assert pool is not None
+    assert len(pool.rows) == 1 and pool.outside.empty
+    assert (pool.span_bytes, pool.matches_total) == (500, False)
+
+
+def test_rows_without_a_consumer_count_in_the_span_but_in_no_step():
+    frames = frames_of([(None, "orphan", 0, 100, 1), (2, "t", 100, 150, 2)])
+    pool = feature_pool(frames, 0)
+    assert pool is not None
+    assert (pool.span_bytes, pool.sum_bytes) == (150, 150)
+    assert list(pool.steps["step"]) == [1, 2] and pool.lower_bound_bytes == 50
+    only = feature_pool(frames_of([(None, "orphan", 0, 100, 1)]), 0)
+    assert only is not None and only.steps.empty
+    assert (only.lower_bound_bytes, only.lower_bound_step, only.occupied_peak_bytes) == (None, None, None)
+
+
+def test_no_feature_table_no_pool():
+    assert feature_pools({}) == {}
+    assert (
+        feature_pool(logscope.parse(RKNN / "02-eval-memory-yolov8-1920-rk3588-tk2-1.6.log").frames, 0) is None
+    )
