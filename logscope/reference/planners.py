@@ -1,0 +1,169 @@
+"""Memory planners over tensor usage records, each reported on its own (reference-anchors §1, §2, §6.4).
+
+A `Record` is a buffer with a size and an inclusive usage interval `[first, last]` of steps (Pisarchyk
+& Lee's tensor usage record; ARM NN and TFLite Micro use the same inclusive ends). Two records conflict
+when their intervals intersect; a plan gives every record an offset so that no two conflicting records
+overlap in memory, and its total is the high-water mark max(offset + size).
+
+- `plan_naive`: no reuse, offsets are a running sum (TFLM's LinearMemoryPlanner).
+- `lower_bound`: max over steps of the bytes live at that step; no offset plan can beat it.
+- `plan_greedy_by_size`: records by non-increasing size, each into the smallest gap between the
+  placed records that conflict with it (best fit), else above the highest of them — TFLite's
+  `SimpleMemoryArena::Allocate` / the paper's Greedy-by-Size for offsets.
+- `plan_first_fit`: records in execution order (by `first`), each at the lowest gap that fits among
+  the records still live — an online allocator with no look-ahead, the scheme RKNN's runtime follows.
+
+Offsets are aligned to `alignment`; sizes are placed as given (a plan does not pad them).
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Record:
+    """A buffer: `size` bytes used from step `first` to step `last`, both inclusive."""
+
+    name: str
+    size: int
+    first: int
+    last: int
+
+
+@dataclass(frozen=True)
+class Plan:
+    planner: str
+    offsets: tuple[int, ...]  # one per record, in record order
+    total: int
+
+
+def align_up(value: int, alignment: int) -> int:
+    return value if alignment <= 1 else -(-value // alignment) * alignment
+
+
+def _conflict(a: Record, b: Record) -> bool:
+    return a.first <= b.last and b.first <= a.last
+
+
+def _span(records: Sequence[Record]) -> int:
+    return max((r.last for r in records), default=-1) + 1
+
+
+def live_curve(records: Sequence[Record], steps: int | None = None) -> list[int]:
+    """Bytes live at each step 0..steps-1 (difference array over the inclusive intervals)."""
+    n = max(_span(records), steps or 0)
+    diff = [0] * (n + 1)
+    for r in records:
+        if r.size:
+            diff[r.first] += r.size
+            diff[r.last + 1] -= r.size
+    out, running = [], 0
+    for i in range(n):
+        running += diff[i]
+        out.append(running)
+    return out
+
+
+def lower_bound(records: Sequence[Record]) -> int:
+    """Max over steps of live bytes: the smallest arena any offset plan can have."""
+    return max(live_curve(records), default=0)
+
+
+def high_water_curve(
+    records: Sequence[Record], offsets: Sequence[int], steps: int | None = None
+) -> list[int]:
+    """For each step, max(offset + size) over the records live at that step: the plan's memory over ops."""
+    n = max(_span(records), steps or 0)
+    out = [0] * n
+    for r, off in zip(records, offsets, strict=True):
+        if r.size:
+            top = off + r.size
+            for s in range(r.first, r.last + 1):
+                if top > out[s]:
+                    out[s] = top
+    return out
+
+
+def plan_naive(records: Sequence[Record], alignment: int = 1) -> Plan:
+    offsets, cursor = [], 0
+    for r in records:
+        cursor = align_up(cursor, alignment)
+        offsets.append(cursor)
+        cursor += r.size
+    return Plan("naive", tuple(offsets), _total(records, offsets))
+
+
+def _total(records: Sequence[Record], offsets: Sequence[int]) -> int:
+    return max((o + r.size for r, o in zip(records, offsets, strict=True) if r.size), default=0)
+
+
+def place_record(
+    record: Record,
+    placed: list[tuple[int, int, Record]],
+    alignment: int,
+    best_fit: bool,
+) -> int:
+    """Offset for `record` among `placed` (sorted by offset; only time-conflicting ones count): TFLite's
+    gap scan, taking the smallest fitting gap (`best_fit`) or the lowest one."""
+    current = 0
+    best_offset: int | None = None
+    best_gap: int | None = None
+    for offset, _, other in placed:
+        if not _conflict(record, other):
+            continue
+        candidate = align_up(current, alignment)
+        if candidate + record.size <= offset:
+            gap = offset - current
+            if best_gap is None or gap < best_gap:
+                best_offset, best_gap = candidate, gap
+                if not best_fit or gap == 0:
+                    break
+        current = max(current, offset + other.size)
+    return best_offset if best_offset is not None else align_up(current, alignment)
+
+
+def plan_greedy_by_size(records: Sequence[Record], alignment: int = 1) -> Plan:
+    """Greedy-by-Size with best fit (Pisarchyk & Lee 2020; TFLite's arena planner)."""
+    order = sorted(range(len(records)), key=lambda i: (-records[i].size, records[i].first, i))
+    offsets = [0] * len(records)
+    placed: list[tuple[int, int, Record]] = []  # (offset, index, record), sorted by offset
+    for i in order:
+        r = records[i]
+        if r.size == 0:
+            continue
+        off = place_record(r, placed, alignment, best_fit=True)
+        offsets[i] = off
+        bisect.insort(placed, (off, i, r))
+    return Plan("greedy_by_size", tuple(offsets), _total(records, offsets))
+
+
+def plan_first_fit(records: Sequence[Record], alignment: int = 1, planner: str = "first_fit") -> Plan:
+    """Online first fit in execution order: allocate at production at the lowest free offset, free after
+    the last use."""
+    order = sorted(range(len(records)), key=lambda i: (records[i].first, i))
+    offsets = [0] * len(records)
+    live: list[tuple[int, int, Record]] = []
+    for i in order:
+        r = records[i]
+        if r.size == 0:
+            continue
+        live = [entry for entry in live if entry[2].last >= r.first]  # freed before this step
+        off = place_record(r, live, alignment, best_fit=False)
+        offsets[i] = off
+        bisect.insort(live, (off, i, r))
+    return Plan(planner, tuple(offsets), _total(records, offsets))
+
+
+def overlapping_pairs(records: Sequence[Record], offsets: Sequence[int]) -> list[tuple[str, str]]:
+    """Pairs of records that conflict in time and overlap in memory: empty for a valid plan."""
+    bad = []
+    for i, a in enumerate(records):
+        for j in range(i + 1, len(records)):
+            b = records[j]
+            overlap = offsets[i] < offsets[j] + b.size and offsets[j] < offsets[i] + a.size
+            if a.size and b.size and _conflict(a, b) and overlap:
+                bad.append((a.name, b.name))
+    return bad

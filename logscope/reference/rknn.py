@@ -1,0 +1,509 @@
+"""An emulation of RKNN's feature-map allocator, from an ONNX graph or from a log's own tensor table.
+
+The model (reference-anchors §6.2-6.4, checked here against fixtures [09] and [29]):
+
+- **Ops** are the graph after the compiler's fusions (`logscope.reference.fusion`); Identity and
+  Dropout disappear. A fused op runs where its last member ran.
+- **Sizes** are native NC1HWC2: a rank-4 NCHW tensor of C channels takes N x ceil(C/C2) x H x W x C2
+  elements, C2 by platform and dtype (`C2_TABLE`, RKNPU user guide Table 4-6). The graph input is kept
+  unpadded (NHWC, `(1,1,224,224,3)` = 150,528 B in both logs). Other ranks are stored plainly.
+- **Allocation** is online: ops in execution order; before an op, the buffers of tensors whose last
+  reader has run are freed; each output goes to the lowest offset where it fits among the live buffers
+  (first fit), offsets aligned to 64 bytes ([09]: `0x454a70` -> next tensor at `0x454a80`, and the
+  other `exSecondary` rows). No size sorting, no look-ahead.
+- **The input slot**: the pool starts with a buffer of the input's size, live during the first op.
+  In a build log ([09]) that buffer is the input itself, at pool offset 0; a runtime log ([29]) keeps
+  the user's input elsewhere and the pool shows an unused gap of exactly that size at offset 0.
+
+With these rules the emulation reproduces both logs' internal totals from an ONNX MobileNet v1 (see
+docs/reference.md). Per-version padding quirks are explicit options (`QUIRKS`), never applied silently.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from logscope.reference.errors import ReferenceOptionError
+from logscope.reference.frames import build_reference_frame, opt_int
+from logscope.reference.fusion import FusionChain
+from logscope.reference.graph import ELEM_BYTES, FLOAT_TYPES, QUANT_TYPES, RefGraph, Tensor
+from logscope.reference.planners import (
+    Plan,
+    Record,
+    align_up,
+    high_water_curve,
+    live_curve,
+    lower_bound,
+    place_record,
+    plan_first_fit,
+    plan_greedy_by_size,
+)
+from logscope.targets import CHANNEL_BLOCKS
+
+# C2 (channel block) by platform and dtype: RKNPU User Guide V1.5.2 §4.4.5.3, Table 4-6 (logscope.targets).
+C2_TABLE: dict[str, dict[str, int]] = CHANNEL_BLOCKS
+TARGETS = tuple(C2_TABLE)
+RKNN_ALIGNMENT = 64
+REMOVED_OPS = frozenset({"Identity", "Dropout"})
+
+# Per-version padding quirks: off unless asked for. Each names the log evidence it comes from.
+QUIRKS: dict[str, str] = {
+    "dw32-as-64": (
+        "the output of the first depthwise conv with 32 channels is stored with 64 channels (C1 doubled): "
+        "[29] line 9 `(1,32,112,112) (1,4,112,112,16)`, librknnrt of the RK3588 SRAM document; the "
+        "documented MobileNet v2 internal size (1,756,160, toolkit2 2.3.2 docs) needs it too. Toolkit 1.5.2 "
+        "for RV1106 ([09] line 179) does not do it."
+    ),
+    "hw-align-4": (
+        "a plane of H x W > 1 elements is padded to a multiple of 4 (7x7 -> 52): every 7x7 tensor in [09] "
+        "(lines 201-204) and [29] (lines 31-34) has 52 x C bytes, while the printed NativeShape says "
+        "C1=33/67. "
+        "Inferred from these rows only."
+    ),
+}
+
+
+def check_target(target: str) -> str:
+    key = target.lower().strip()
+    if key not in C2_TABLE:
+        raise ReferenceOptionError(f"unknown RKNN target {target!r}; one of {', '.join(TARGETS)}")
+    return key
+
+
+def check_quirks(quirks: Iterable[str]) -> frozenset[str]:
+    out = frozenset(q.strip() for q in quirks)
+    unknown = sorted(out - set(QUIRKS))
+    if unknown:
+        raise ReferenceOptionError(f"unknown quirk(s) {unknown}; known: {', '.join(QUIRKS)}")
+    return out
+
+
+def rknn_dtype(dtype: str) -> str:
+    """RKNN's NPU computes int8 or fp16; an fp32 model runs as fp16."""
+    return "int8" if dtype == "int8" else "fp16"
+
+
+@dataclass(frozen=True)
+class RknnOptions:
+    target: str = "rk3588"
+    dtype: str = "int8"
+    alignment: int = RKNN_ALIGNMENT
+    input_slot: bool = True
+    quirks: frozenset[str] = frozenset()
+
+    @property
+    def c2(self) -> int:
+        return C2_TABLE[check_target(self.target)][rknn_dtype(self.dtype)]
+
+    @property
+    def element_bytes(self) -> int:
+        return 1 if rknn_dtype(self.dtype) == "int8" else 2
+
+
+@dataclass(frozen=True)
+class FusedStep:
+    index: int
+    ops: tuple[int, ...]  # graph steps
+    name: str
+    op_type: str  # RKNN-style name for fused chains (ConvRelu), else the ONNX op type
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class RknnTensor:
+    name: str
+    shape: tuple[int, ...] | None
+    native_shape: tuple[int, ...] | None
+    native_bytes: int
+    logical_bytes: int
+    quirk: str | None
+    first: int
+    last: int
+    is_input: bool
+
+
+@dataclass
+class RknnPlan:
+    options: RknnOptions
+    steps: list[FusedStep]
+    tensors: list[RknnTensor]
+    records: tuple[Record, ...]
+    plan: Plan  # the emulated allocator
+    greedy: Plan  # Greedy-by-Size on the same native sizes and fused lifetimes
+    lower_bound: int
+    curve: list[int] = field(default_factory=list)  # emulated high-water per fused step
+    live: list[int] = field(default_factory=list)  # live native bytes per fused step
+
+    @property
+    def total(self) -> int:
+        return self.plan.total
+
+
+def fuse_steps(graph: RefGraph, chains: Sequence[FusionChain]) -> tuple[list[FusedStep], dict[str, str]]:
+    """The op sequence RKNN would run: chains fused (at their last member), Identity/Dropout removed.
+
+    Also returns the aliases: the output of a removed op -> the tensor it passes through.
+    """
+    alias: dict[str, str] = {}
+
+    def resolve(name: str) -> str:
+        while name in alias:
+            name = alias[name]
+        return name
+
+    chain_of = {s: c for c in chains for s in c.steps}
+    steps: list[FusedStep] = []
+    for op in graph.ops:
+        if op.op_type in REMOVED_OPS and op.inputs and op.inputs[0] and op.outputs:
+            alias[op.outputs[0]] = op.inputs[0]
+            continue
+        chain = chain_of.get(op.step)
+        if chain is not None and op.step != chain.steps[-1]:
+            continue
+        members = chain.steps if chain is not None else (op.step,)
+        inside = {o for s in members for o in graph.ops[s].outputs if o}
+        inputs: list[str] = []
+        for s in members:
+            for n in graph.ops[s].inputs:
+                if not n or n in inside:
+                    continue
+                t = graph.tensors[n]
+                r = resolve(n)
+                if t.role in ("input", "activation") and r not in inputs:
+                    inputs.append(r)
+        if chain is not None:
+            outputs: tuple[str, ...] = (chain.output,)
+            name, op_type = graph.ops[chain.steps[0]].name, chain.rknn_name
+        else:
+            outputs = tuple(o for o in op.outputs if o and _occupies(graph.tensors[o]))
+            name, op_type = op.name, op.op_type
+        steps.append(FusedStep(len(steps), members, name, op_type, tuple(inputs), outputs))
+    return steps, {name: resolve(name) for name in alias}
+
+
+def _occupies(t: Tensor) -> bool:
+    return bool(t.consumers) or t.is_output or t.output_index == 0
+
+
+def native_layout(
+    shape: tuple[int, ...] | None, c2: int, *, c1_override: int | None = None, hw_align: int = 1
+) -> tuple[tuple[int, ...] | None, int]:
+    """(NC1HWC2 shape, element count incl. padding) of a rank-4 NCHW tensor; other ranks are plain."""
+    if shape is None:
+        return None, 0
+    if len(shape) != 4:
+        return shape, math.prod(shape)
+    n, c, h, w = shape
+    c1 = c1_override if c1_override is not None else -(-c // c2)
+    plane = h * w
+    if hw_align > 1 and plane > 1:
+        plane = align_up(plane, hw_align)
+    return (n, c1, h, w, c2), n * c1 * plane * c2
+
+
+def _is_depthwise(graph: RefGraph, step: int) -> bool:
+    op = graph.ops[step]
+    if op.op_type != "Conv" or len(op.inputs) < 2:
+        return False
+    group = op.attrs.get("group", 1)
+    w = graph.tensors[op.inputs[1]].shape
+    return isinstance(group, int) and group > 1 and w is not None and len(w) == 4 and w[1] == 1
+
+
+def _element_bytes(t: Tensor, options: RknnOptions) -> int:
+    if t.elem_type in FLOAT_TYPES:
+        return options.element_bytes
+    if t.elem_type in QUANT_TYPES:
+        return 1
+    return ELEM_BYTES.get(t.elem_type, 0)
+
+
+def emulate_rknn(graph: RefGraph, chains: Sequence[FusionChain], options: RknnOptions) -> RknnPlan:
+    """Plan the feature-map pool as RKNN's runtime does (module docstring)."""
+    check_quirks(options.quirks)
+    c2 = options.c2
+    steps, alias = fuse_steps(graph, chains)
+    # A graph output passed through a removed op (a model ending in Dropout) keeps its producer alive.
+    kept = {alias.get(name, name) for name in graph.outputs}
+    last_step = max(len(steps) - 1, 0)
+    readers: dict[str, list[int]] = {}
+    for s in steps:
+        for n in s.inputs:
+            readers.setdefault(n, []).append(s.index)
+    dw32_done = "dw32-as-64" not in options.quirks
+    hw_align = 4 if "hw-align-4" in options.quirks else 1
+    tensors: list[RknnTensor] = []
+    if options.input_slot:
+        for name in graph.inputs:
+            t = graph.tensors[name]
+            numel = t.numel or 0
+            size = numel * _element_bytes(t, options)
+            shape = t.shape
+            native = (shape[0], 1, shape[2], shape[3], shape[1]) if shape and len(shape) == 4 else shape
+            tensors.append(
+                RknnTensor(name, shape, native, size, size, None, 0, max(readers.get(name, [0])), True)
+            )
+    for s in steps:
+        for name in s.outputs:
+            t = graph.tensors[name]
+            elt = _element_bytes(t, options)
+            c1 = None
+            quirk = None
+            if (
+                not dw32_done
+                and _is_depthwise(graph, s.ops[0])
+                and t.shape
+                and len(t.shape) == 4
+                and t.shape[1] == 32
+            ):
+                c1, quirk, dw32_done = -(-64 // c2), "dw32-as-64", True
+            native, count = native_layout(t.shape, c2, c1_override=c1, hw_align=hw_align)
+            if (
+                hw_align > 1
+                and t.shape
+                and len(t.shape) == 4
+                and t.shape[2] * t.shape[3] % 4
+                and t.shape[2] * t.shape[3] > 1
+            ):
+                quirk = "+".join(q for q in (quirk, "hw-align-4") if q)
+            last = last_step if t.is_output or name in kept else max(readers.get(name, [s.index]))
+            logical = (t.numel or 0) * elt
+            tensors.append(
+                RknnTensor(name, t.shape, native, count * elt, logical, quirk, s.index, last, False)
+            )
+    records = tuple(Record(t.name, t.native_bytes, t.first, t.last) for t in tensors)
+    plan = plan_first_fit(records, options.alignment, planner="rknn")
+    greedy = plan_greedy_by_size(records, options.alignment)
+    n_steps = len(steps)
+    return RknnPlan(
+        options=options,
+        steps=steps,
+        tensors=tensors,
+        records=records,
+        plan=plan,
+        greedy=greedy,
+        lower_bound=lower_bound(records),
+        curve=high_water_curve(records, plan.offsets, n_steps),
+        live=live_curve(records, n_steps),
+    )
+
+
+# --- Replaying a log's own feature-tensor table -------------------------------------------------------
+
+
+@dataclass
+class Replay:
+    """The emulated allocator run on a log's own rows and sizes, compared with the logged offsets."""
+
+    frame: pd.DataFrame  # one row per feature-tensor row (schema `replay` in reference/frames.py)
+    base: int | None  # absolute address of pool offset 0 in the log
+    total: int  # emulated pool size
+    logged_total: int | None  # the log's Total Internal Memory Size
+    steps: list[int]  # op ids, in order
+    log_curve: list[int]  # high-water of the logged offsets per op
+    emulated_curve: list[int]
+
+    @property
+    def reproduced(self) -> int:
+        return int((self.frame["status"] == "reproduced").sum())
+
+
+_OUTPUT_OPS = ("OutputOperator",)
+
+
+def replay_log(rows: pd.DataFrame, internal_bytes: int | None, alignment: int = RKNN_ALIGNMENT) -> Replay:
+    """Run the emulated allocator over a log's feature-tensor rows (one build), with the log's sizes.
+
+    Lifetimes come from the table alone: the `ID` column names the op that reads the tensor; the op
+    before it in the table (the previous distinct ID) wrote it — a chain, which is what MobileNet
+    logs show. Graph-output rows (read by `OutputOperator`) live to the end. Rows lying outside the
+    internal pool in the log (a runtime keeps the user input and float outputs in separate buffers)
+    are excluded, except the input, which keeps its slot at offset 0.
+    """
+    rows = rows.reset_index(drop=True)
+    op_ids = sorted({int(v) for v in rows["op_id"].dropna()})
+    index_of = {op: i for i, op in enumerate(op_ids)}
+    last_index = max(len(op_ids) - 1, 0)
+    firsts, lasts = [], []
+    for r in rows.itertuples(index=False):
+        op_id = opt_int(r.op_id)
+        j = index_of.get(op_id, 0) if op_id is not None else 0
+        firsts.append(max(j - 1, 0))
+        lasts.append(last_index if str(r.user_op) in _OUTPUT_OPS else j)
+    sizes = [opt_int(v) or 0 for v in rows["size_bytes"]]
+    starts = [opt_int(v) for v in rows["start_offset"]]
+    first_user = op_ids[0] if op_ids else None
+    is_input = [opt_int(v) == first_user for v in rows["op_id"]]
+
+    def run(included: list[bool]) -> list[int | None]:
+        records = [
+            Record(str(i), sizes[i] if included[i] else 0, firsts[i], lasts[i]) for i in range(len(rows))
+        ]
+        plan = plan_first_fit(records, alignment)
+        return [plan.offsets[i] if included[i] else None for i in range(len(rows))]
+
+    included = [True] * len(rows)
+    emulated = run(included)
+    base = _mode_shift(starts, emulated)
+    outside = [False] * len(rows)
+    if base is not None:
+        limit = base + internal_bytes if internal_bytes else None
+        for i, start in enumerate(starts):
+            if start is None:
+                continue
+            if start < base or (limit is not None and start + sizes[i] > limit):
+                outside[i] = True
+        if any(outside):
+            included = [not o or is_input[i] for i, o in enumerate(outside)]
+            emulated = run(included)
+            base = (
+                _mode_shift([s if not outside[i] else None for i, s in enumerate(starts)], emulated) or base
+            )
+    logged = [None if s is None or base is None else s - base for s in starts]
+    stepwise = _stepwise(sizes, firsts, lasts, logged, included, outside, alignment)
+    total = max((e + sizes[i] for i, e in enumerate(emulated) if e is not None and included[i]), default=0)
+    out_rows: list[dict[str, Any]] = []
+    for i, r in enumerate(rows.itertuples(index=False)):
+        status, reason = _judge(i, rows, logged, emulated, stepwise, outside, is_input, sizes)
+        out_rows.append(
+            {
+                "row": i,
+                "line": r.line,
+                "op_id": r.op_id,
+                "user_op": r.user_op,
+                "name": r.name,
+                "size_bytes": sizes[i],
+                "first_step": firsts[i],
+                "last_step": lasts[i],
+                "log_offset": logged[i],
+                "emulated_offset": emulated[i],
+                "stepwise_offset": stepwise[i],
+                "status": status,
+                "reason": reason,
+            }
+        )
+    frame = build_reference_frame("replay", out_rows)
+    in_pool = [i for i in range(len(rows)) if not outside[i] and logged[i] is not None]
+    log_records = [Record(str(i), sizes[i], firsts[i], lasts[i]) for i in in_pool]
+    log_curve = high_water_curve(log_records, [logged[i] or 0 for i in in_pool], len(op_ids))
+    emu_idx = [i for i in range(len(rows)) if included[i] and emulated[i] is not None]
+    emu_curve = high_water_curve(
+        [Record(str(i), sizes[i], firsts[i], lasts[i]) for i in emu_idx],
+        [emulated[i] or 0 for i in emu_idx],
+        len(op_ids),
+    )
+    return Replay(frame, base, total, internal_bytes, op_ids, log_curve, emu_curve)
+
+
+def _mode_shift(starts: Sequence[int | None], emulated: Sequence[int | None]) -> int | None:
+    shifts = Counter(s - e for s, e in zip(starts, emulated, strict=True) if s is not None and e is not None)
+    if not shifts:
+        return None
+    best = max(shifts.values())
+    return min(k for k, v in shifts.items() if v == best)
+
+
+def _stepwise(
+    sizes: Sequence[int],
+    firsts: Sequence[int],
+    lasts: Sequence[int],
+    logged: Sequence[int | None],
+    included: Sequence[bool],
+    outside: Sequence[bool],
+    alignment: int,
+) -> list[int | None]:
+    """The allocator's choice for each row given where the log put every earlier row (no cascading)."""
+    order = sorted(range(len(sizes)), key=lambda i: (firsts[i], i))
+    out: list[int | None] = [None] * len(sizes)
+    placed: list[tuple[int, int, Record]] = []
+    for i in order:
+        if not included[i] or sizes[i] == 0:
+            continue
+        r = Record(str(i), sizes[i], firsts[i], lasts[i])
+        live = sorted((e for e in placed if e[2].last >= r.first), key=lambda e: (e[0], e[1]))
+        out[i] = place_record(r, live, alignment, best_fit=False)
+        actual = 0 if outside[i] else logged[i]  # the input slot sits at 0 whatever the log says
+        if actual is not None:
+            placed.append((actual, i, r))
+    return out
+
+
+def _judge(
+    i: int,
+    rows: pd.DataFrame,
+    logged: Sequence[int | None],
+    emulated: Sequence[int | None],
+    stepwise: Sequence[int | None],
+    outside: Sequence[bool],
+    is_input: Sequence[bool],
+    sizes: Sequence[int],
+) -> tuple[str, str]:
+    here = logged[i]
+    if here is None:
+        return "no-offset", "the log prints no offset for this row"
+    if outside[i]:
+        where = "below" if here < 0 else "above"
+        if is_input[i]:
+            first_inside = next(
+                (
+                    logged[j]
+                    for j in range(len(logged))
+                    if not outside[j] and not is_input[j] and logged[j] is not None
+                ),
+                None,
+            )
+            gap = (
+                f"; the log's first pool tensor starts at offset {first_inside} = "
+                f"the input's {sizes[i]} bytes"
+                if first_inside == sizes[i]
+                else ""
+            )
+            return (
+                "outside-pool",
+                f"the input is stored outside the pool ({where} it); "
+                f"the emulation keeps its slot at offset 0{gap}",
+            )
+        return (
+            "outside-pool",
+            f"stored outside the internal pool ({where} it): a separate buffer, not planned there",
+        )
+    if emulated[i] == logged[i]:
+        return "reproduced", ""
+    name = str(rows.at[i, "name"])
+    delta = (logged[i] or 0) - (emulated[i] or 0)
+    if stepwise[i] == logged[i]:
+        return (
+            "follows-earlier-difference",
+            f"off by {delta:+d} B only because an earlier row differs; given the logged placement "
+            "of earlier rows the allocator picks the logged offset",
+        )
+    if delta > 0:
+        return (
+            "differs",
+            f"{name}: logged {delta} B above the emulated offset {emulated[i]}: the log keeps "
+            f"[{emulated[i]}, {logged[i]}) occupied by a buffer its table does not list",
+        )
+    return (
+        "differs",
+        f"{name}: logged {-delta} B below the emulated offset {emulated[i]}: a buffer the chain "
+        "lifetimes keep live was already free in the log (a shorter lifetime than the table order implies)",
+    )
+
+
+_SHAPE_RE = re.compile(r"-?\d+")
+
+
+def parse_shape(text: Any) -> tuple[int, ...] | None:
+    """`"(1,32,112,112)"` -> (1, 32, 112, 112); None for missing text."""
+    if text is None or (not isinstance(text, str) and pd.isna(text)):
+        return None
+    dims = _SHAPE_RE.findall(str(text))
+    return tuple(int(d) for d in dims) if dims else None

@@ -1,0 +1,235 @@
+"""The RKNN allocator emulation: replaying fixtures [09] and [29], and predicting them from ONNX."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import logscope
+from logscope.reference import (
+    ReferenceOptionError,
+    ReferenceOptions,
+    analyze_model,
+    check_log_against_model,
+    cross_check,
+    replay_log,
+)
+from logscope.reference.rknn import C2_TABLE, native_layout
+from tests.conftest import MOBILENET, RKNN
+
+SRAM_LOG = RKNN / "29-doc-rknpu2-sram-runtime-log-level3-rk3588.log"
+
+# MobileNet v1 1.0/224: conv 3x3/2 to 32, then (depthwise stride, pointwise channels) pairs.
+MOBILENET_V1 = (
+    [(1, 64), (2, 128), (1, 128), (2, 256), (1, 256), (2, 512)] + [(1, 512)] * 5 + [(2, 1024), (1, 1024)]
+)
+
+
+def mobilenet_v1(classes: int = 1001) -> onnx.ModelProto:
+    """The standard MobileNet v1 (224x224, Relu6 as Clip, BN folded into conv biases), as TF exports it."""
+    nodes: list[onnx.NodeProto] = []
+    inits: list[onnx.TensorProto] = []
+
+    def const(name: str, array: np.ndarray) -> str:
+        inits.append(numpy_helper.from_array(array.astype(np.float32), name))
+        return name
+
+    lo, hi = const("relu6_min", np.array(0.0)), const("relu6_max", np.array(6.0))
+    count = 0
+
+    def conv(x: str, cin: int, cout: int, k: int, stride: int, group: int, act: bool = True) -> str:
+        nonlocal count
+        count += 1
+        w = const(f"w{count}", np.zeros((cout, cin // group, k, k)))
+        b = const(f"b{count}", np.zeros(cout))
+        y = f"conv{count}"
+        nodes.append(
+            helper.make_node(
+                "Conv",
+                [x, w, b],
+                [y],
+                name=f"Conv{count}",
+                kernel_shape=[k, k],
+                strides=[stride, stride],
+                pads=[k // 2] * 4,
+                group=group,
+            )
+        )
+        if not act:
+            return y
+        nodes.append(helper.make_node("Clip", [y, lo, hi], [f"relu6_{count}"], name=f"Relu6_{count}"))
+        return f"relu6_{count}"
+
+    x, c = conv("input", 3, 32, 3, 2, 1), 32
+    for stride, cout in MOBILENET_V1:
+        x = conv(x, c, c, 3, stride, c)
+        x, c = conv(x, c, cout, 1, 1, 1), cout
+    nodes.append(helper.make_node("GlobalAveragePool", [x], ["pool"], name="AvgPool"))
+    logits = conv("pool", 1024, classes, 1, 1, 1, act=False)
+    inits.append(numpy_helper.from_array(np.array([1, classes], dtype=np.int64), "flat_shape"))
+    nodes.append(helper.make_node("Reshape", [logits, "flat_shape"], ["logits"], name="Reshape"))
+    nodes.append(helper.make_node("Softmax", ["logits"], ["prob"], name="Softmax", axis=1))
+    graph = helper.make_graph(
+        nodes,
+        "mobilenet_v1",
+        [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 3, 224, 224])],
+        [helper.make_tensor_value_info("prob", TensorProto.FLOAT, [1, classes])],
+        inits,
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+@pytest.fixture(scope="module")
+def mobilenet_file(tmp_path_factory) -> str:
+    path = tmp_path_factory.mktemp("models") / "mobilenet_v1.onnx"
+    onnx.save(mobilenet_v1(), path)
+    return str(path)
+
+
+def feature_rows(log):
+    t = log.frames["tensors"]
+    return t[(t["table"] == "feature") & (t["build_index"] == 0)]
+
+
+# --- replay: the emulated allocator on the logs' own rows and sizes -------------------------------------
+
+
+def test_replay_reproduces_log_09_row_for_row():
+    log = logscope.parse(MOBILENET)
+    replay = replay_log(feature_rows(log), 1_756_160)
+    frame = replay.frame
+    assert replay.base == 0x454680
+    assert replay.total == 1_756_160 == replay.logged_total
+    assert len(frame) == 36 and replay.reproduced == 33
+    # The three OutputOperator rows sit 64 B higher in the log; given the logged placement of the first
+    # one, the allocator reproduces the other two (status follows-earlier-difference).
+    rest = frame[frame["status"] != "reproduced"]
+    assert list(rest["line"]) == [210, 211, 212]
+    assert list(rest["status"]) == ["differs", "follows-earlier-difference", "follows-earlier-difference"]
+    assert list(rest["log_offset"] - rest["emulated_offset"]) == [64, 64, 64]
+    assert "[0, 64) occupied by a buffer its table does not list" in rest["reason"].iloc[0]
+    assert (frame["stepwise_offset"] == frame["log_offset"]).sum() == 35
+
+
+def test_replay_reproduces_log_29_row_for_row():
+    log = logscope.parse(SRAM_LOG)
+    replay = replay_log(feature_rows(log), 2_157_568)
+    frame = replay.frame
+    assert replay.base == 0xFF3E0000
+    assert replay.total == 2_157_568 == replay.logged_total
+    pool = frame[frame["status"] != "outside-pool"]
+    assert len(pool) == 29 and (pool["status"] == "reproduced").all()
+    outside = frame[frame["status"] == "outside-pool"]
+    assert list(outside["name"]) == ["input0", "output57"]
+    # The user input lives outside the pool; the pool keeps a slot of its size at offset 0.
+    assert "starts at offset 150528 = the input's 150528 bytes" in outside["reason"].iloc[0]
+    assert pool["log_offset"].iloc[0] == 150_528
+
+
+def test_replay_curves_peak_at_the_total():
+    log = logscope.parse(MOBILENET)
+    replay = replay_log(feature_rows(log), 1_756_160)
+    assert max(replay.log_curve) == max(replay.emulated_curve) == 1_756_160
+
+
+# --- prediction from the ONNX graph ----------------------------------------------------------------------
+
+
+def test_mobilenet_v1_predicts_log_09(mobilenet_file):
+    result = analyze_model(mobilenet_file, ReferenceOptions(dtype="int8", target="rv1106"))
+    t = result.totals
+    assert t["rknn_bytes"] == 1_756_160  # [09] line 279, Total Internal Memory Size
+    assert t["fusion_candidates"] == 27 and t["rknn_ops"] == 31 and t["rknn_tensors"] == 32
+    assert t["rknn_lower_bound_bytes"] == t["rknn_greedy_bytes"] == 1_204_224
+    assert t["lower_bound_bytes"] == 1_605_632  # int8, unfused: conv3 + its Relu6 at 112x112x64
+
+
+def test_mobilenet_v1_predicts_log_29_only_with_the_quirk(mobilenet_file):
+    plain = analyze_model(mobilenet_file, ReferenceOptions(target="rk3588"))
+    assert plain.totals["rknn_bytes"] == 1_756_160
+    quirk = analyze_model(mobilenet_file, ReferenceOptions(target="rk3588", quirks=frozenset({"dw32-as-64"})))
+    assert quirk.totals["rknn_bytes"] == 2_157_568  # [29] line 41
+    assert quirk.totals["rknn_lower_bound_bytes"] == 1_605_632  # A9: 1.344x the native lower bound
+    tensors = quirk.frames["ref_tensors"]
+    padded = tensors[tensors["quirk"] == "dw32-as-64"]
+    assert list(padded["native_shape"]) == ["(1,4,112,112,16)"] and list(padded["native_bytes"]) == [802_816]
+
+
+def test_emulated_offsets_equal_the_logs_offsets(mobilenet_file):
+    """The first 29 rows of [29] (input slot + 28 conv/pool outputs) at the emulation's offsets."""
+    quirks = frozenset({"dw32-as-64", "hw-align-4"})
+    result = analyze_model(mobilenet_file, ReferenceOptions(target="rk3588", quirks=quirks))
+    log = logscope.parse(SRAM_LOG)
+    check = cross_check(log, result)
+    rows = check.frames["check_tensors"]
+    matched = rows[rows["matched_by"].notna()]
+    assert len(matched) == 29
+    inside = matched[matched["log_offset"] >= 0]
+    assert (inside["log_offset"] == inside["ref_offset"]).all() and len(inside) == 28
+    assert (matched["size_difference"] == 0).all()
+
+
+def test_native_layout():
+    assert native_layout((1, 32, 112, 112), 16) == ((1, 2, 112, 112, 16), 401_408)
+    assert native_layout((1, 1001, 1, 1), 16) == ((1, 63, 1, 1, 16), 1008)
+    assert native_layout((1, 512, 7, 7), 16, hw_align=4)[1] == 26_624  # [09] line 201, [29] line 31
+    assert native_layout((1, 32, 1, 1), 8) == ((1, 4, 1, 1, 8), 32)  # the RKNPU guide's RK3566 example
+    assert native_layout((1, 1001), 16) == ((1, 1001), 1001)
+    assert C2_TABLE["rk3566"] == {"int8": 8, "fp16": 4, "int16": 4}
+
+
+def test_rk3566_pads_to_eight(mobilenet_file):
+    result = analyze_model(mobilenet_file, ReferenceOptions(target="rk3566"))
+    tensors = result.frames["ref_tensors"]
+    assert tensors.loc[tensors["name"] == "conv28", "native_bytes"].iloc[0] == 1008  # 126 x 8
+    fp16 = analyze_model(mobilenet_file, ReferenceOptions(target="rk3566", dtype="fp16"))
+    assert fp16.totals["rknn_bytes"] == 2 * result.totals["rknn_bytes"]
+
+
+def test_options_are_checked(mobilenet_file):
+    with pytest.raises(ReferenceOptionError, match="unknown RKNN target"):
+        analyze_model(mobilenet_file, ReferenceOptions(target="rk9999"))
+    with pytest.raises(ReferenceOptionError, match="unknown quirk"):
+        analyze_model(mobilenet_file, ReferenceOptions(quirks=frozenset({"nope"})))
+    with pytest.raises(ReferenceOptionError, match="unknown dtype"):
+        analyze_model(mobilenet_file, ReferenceOptions(dtype="int4"))
+
+
+# --- the cross-check ---------------------------------------------------------------------------------
+
+
+def summary_of(check) -> dict[str, dict]:
+    return {r["item"]: r for r in check.frames["check_summary"].to_dict("records")}
+
+
+def test_check_log_09(mobilenet_file):
+    check = check_log_against_model(logscope.parse(MOBILENET), mobilenet_file, target="rv1106")
+    rows = summary_of(check)
+    pool = rows["feature pool (RKNN emulation)"]
+    assert (pool["log_value"], pool["reference_value"], pool["difference"]) == (1_756_160, 1_756_160, 0)
+    assert "reproduced to the byte" in pool["likely_cause"] and pool["log_line"] == 279
+    weight = rows["weight bytes"]
+    assert (weight["log_value"], weight["reference_value"]) == (4_447_296, 4_257_894)
+    assert "AvgPool_2global_2conv_weight0" in weight["likely_cause"]  # the compiler's added constants
+    assert rows["fusions (candidates fused in the log)"]["log_value"] == 27
+    assert rows["allocator replay of the log's own rows"]["difference"] == 0
+    greedy = rows["feature pool vs greedy-by-size plan (native, fused)"]
+    assert greedy["difference"] == 551_936
+    tensors = check.frames["check_tensors"]
+    extra_block = tensors[tensors["likely_cause"].str.contains("extra C1 block", na=False)]
+    assert list(extra_block["log_line"]) == [181, 183, 185]
+    assert check.dtype == "int8" and check.target == "rv1106"
+
+
+def test_check_log_29_suggests_and_confirms_quirks(mobilenet_file):
+    check = check_log_against_model(logscope.parse(SRAM_LOG), mobilenet_file)
+    rows = summary_of(check)
+    assert rows["feature pool (RKNN emulation)"]["difference"] == 401_408
+    confirmed = rows["feature pool (RKNN emulation + suggested quirks)"]
+    assert confirmed["reference_value"] == 2_157_568 and confirmed["difference"] == 0
+    assert "--quirk dw32-as-64" in confirmed["likely_cause"]
+    assert any("target rk3588 assumed" in n for n in check.notes)
+    curve = check.frames["check_curve"]
+    assert set(curve["source"]) == {"log", "reference"}
