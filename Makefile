@@ -5,14 +5,14 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_LOG := fixtures/rknn/09-build-verbose-mobilenetv1-rv1106-tk2-1.5.2-simulator.log
 
-.PHONY: demo test lint bench golden clean
+.PHONY: demo test lint bench golden golden-findings rules-doc docs check-html clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 $(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -e '.[test,dask]'
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -29,10 +29,37 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py
+	$(BIN)/python benchmarks/reference_bench.py
+	$(BIN)/python benchmarks/mcu_run.py
+	$(BIN)/python benchmarks/audit_bench.py
 
 # Regenerate the golden JSON summaries; review the diff before committing.
 golden: $(STAMP)
 	$(BIN)/python tests/regenerate_golden.py
+
+# Regenerate the reviewed findings of every rule over every fixture; review the diff
+# (tests/rules/GOLDEN_REVIEW.md) and tune rules, never the file.
+golden-findings: $(STAMP)
+	$(BIN)/python tests/rules/regenerate_findings.py
+
+# docs/rules.md is generated from the rule modules' docstrings; a test checks it is current.
+rules-doc: $(STAMP)
+	$(BIN)/python -m logscope.rules.docs > docs/rules.md
+
+# Every generated reference: rules (from the rule modules) and the CLI (from the typer app).
+docs: rules-doc
+	$(BIN)/python -m logscope.cli_docs > docs/cli.md
+
+# Render one HTML report and screenshot it with headless Chromium (Debian: apt-get install -y chromium),
+# then look at build/check-html/report.png. Not part of `make test`: it needs a browser.
+CHROMIUM ?= chromium
+CHECK_HTML := build/check-html
+check-html: $(STAMP)
+	mkdir -p $(CHECK_HTML)
+	$(BIN)/logscope report $(DEMO_LOG) fixtures/synthetic/heap-trace-stm32-uart-bytes-leak.txt -o $(CHECK_HTML)/report.html
+	$(CHROMIUM) --headless=new --no-sandbox --disable-gpu --hide-scrollbars --window-size=1200,7000 \
+		--screenshot=$(abspath $(CHECK_HTML))/report.png file://$(abspath $(CHECK_HTML))/report.html 2>/dev/null
+	@echo "look at $(CHECK_HTML)/report.png"
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,6 +1,6 @@
 """The `logscope` command: translates arguments into library calls, renders, picks the exit code.
 
-Exit codes: 0 parsed, 1 findings at or above --fail-on (rules engine), 2 usage, input or config error.
+Exit codes: 0 clean, 1 a finding at or above --fail-on (default error), 2 usage, input or config error.
 """
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ from __future__ import annotations
 import sys
 from enum import Enum
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -16,7 +17,9 @@ from logscope.api import parse
 from logscope.errors import LogscopeError
 from logscope.model import ParsedLog
 from logscope.render.frames_out import write_frames
-from logscope.render.summary import render_json, render_markdown, render_text
+from logscope.render.summary import render_json, render_markdown, render_rule_list, render_text
+from logscope.rules import RULES, Config, analyze_log, get_rule, resolve_config, worst_severity
+from logscope.rules.docs import explain_text
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Read NPU compiler and MCU memory logs.")
 
@@ -30,6 +33,12 @@ class OutputFormat(str, Enum):
 class FramesFormat(str, Enum):
     parquet = "parquet"
     csv = "csv"
+
+
+class Level(str, Enum):
+    info = "info"
+    warning = "warning"
+    error = "error"
 
 
 def _fail(message: str) -> typer.Exit:
@@ -50,12 +59,37 @@ def parse_command(
     frames_format: FramesFormat = typer.Option(
         FramesFormat.parquet, "--frames-format", help="parquet or csv."
     ),
+    fail_on: Level | None = typer.Option(
+        None, "--fail-on", help="Exit 1 when a finding is at least this severe (default: error)."
+    ),
+    config_path: Path | None = typer.Option(
+        None, "--config", help="A logscope.toml or pyproject.toml ([tool.logscope]); default: found upward."
+    ),
+    select: list[str] | None = typer.Option(
+        None, "--select", help="Only these rules: codes, names or family prefixes (repeat or comma-separate)."
+    ),
+    ignore: list[str] | None = typer.Option(
+        None, "--ignore", help="Skip these rules (added to the config's)."
+    ),
+    target_preset: str | None = typer.Option(
+        None, "--target", help="Target preset: rk3588, rk3566, rk3568, rk3562, rv1106, rv1103, ..."
+    ),
+    sram: str | None = typer.Option(None, "--sram", help="SRAM budget for MCU rules, e.g. 320KiB."),
 ) -> None:
-    """Parse logs: what was built, where the memory goes, every line accounted for."""
+    """Parse logs and run the rules: what was built, where the memory goes, what is wrong."""
     logs: list[ParsedLog] = []
+    configs: list[Config] = []
     for path in files:
         try:
-            logs.append(parse(path))
+            config = resolve_config(config_path, path).with_overrides(
+                select=select,
+                ignore=ignore,
+                target=target_preset,
+                sram=sram,
+                fail_on=fail_on.value if fail_on else None,
+            )
+            logs.append(analyze_log(parse(path), config))
+            configs.append(config)
         except LogscopeError as exc:
             raise _fail(str(exc)) from None
     if frames_out is not None:
@@ -73,6 +107,477 @@ def parse_command(
         console = Console(highlight=False, soft_wrap=True)
         for log in logs:
             console.print(render_text(log), markup=False)
+    failing = [
+        log
+        for log, config in zip(logs, configs, strict=True)
+        if (worst := worst_severity(log.findings)) is not None and worst >= config.fail_on
+    ]
+    if failing:
+        raise typer.Exit(code=1)
+
+
+@app.command("rules")
+def rules_command() -> None:
+    """List every rule: code, name, default severity, what goes wrong."""
+    sys.stdout.write(render_rule_list(RULES) + "\n")
+
+
+@app.command("explain")
+def explain_command(
+    rule: str = typer.Argument(..., help="A rule code (MEM001) or name (low-memory-reuse)."),
+) -> None:
+    """Print a rule's documentation: what it does, why it matters, an example, how to fix, options."""
+    try:
+        found = get_rule(rule)
+    except KeyError:
+        raise _fail(f"unknown rule {rule!r} (see `logscope rules`)") from None
+    sys.stdout.write(explain_text(found))
+
+
+# --- reference analysis (issue 7): `logscope reference MODEL` and `logscope check LOG --onnx MODEL` ---
+
+
+class ReferenceFormat(str, Enum):
+    text = "text"
+    json = "json"
+
+
+def _input_shapes(values: list[str] | None) -> dict[str | None, tuple[int, ...]]:
+    from logscope.reference import parse_input_shape
+
+    shapes: dict[str | None, tuple[int, ...]] = {}
+    for value in values or []:
+        name, shape = parse_input_shape(value)
+        shapes[name] = shape
+    return shapes
+
+
+@app.command("reference")
+def reference_command(
+    model: Path = typer.Argument(..., help="An ONNX model (.onnx)."),
+    output_format: ReferenceFormat = typer.Option(
+        ReferenceFormat.text, "--format", "-f", help="text or json."
+    ),
+    target: str = typer.Option("rk3588", "--target", help="RKNN platform: rk3588, rv1106, rk3566..."),
+    dtype: str = typer.Option("int8", "--dtype", help="Deployment dtype: int8 (int32 bias), fp16 or fp32."),
+    input_shape: list[str] | None = typer.Option(
+        None, "--input-shape", help="NAME=1x3x640x640 for dynamic or changed input dims (repeatable)."
+    ),
+    in_place: bool = typer.Option(False, "--in-place", help="Alias single-reader elementwise ops in place."),
+    alignment: int = typer.Option(1, "--alignment", help="Offset alignment of the generic planners (bytes)."),
+    quirk: list[str] | None = typer.Option(None, "--quirk", help="RKNN padding quirk (docs/reference.md)."),
+    frames_out: Path | None = typer.Option(None, "--frames-out", help="Write the reference frames here."),
+    frames_format: FramesFormat = typer.Option(
+        FramesFormat.parquet, "--frames-format", help="parquet or csv."
+    ),
+    plot: Path | None = typer.Option(None, "--plot", help="Write the memory-over-ops curves as a PNG."),
+) -> None:
+    """Memory figures of an ONNX model: weights, MACs, lifetimes, every planner, RKNN emulation."""
+    from logscope.reference import ReferenceOptions, analyze_model
+    from logscope.render.reference import (
+        plot_reference_curves,
+        render_reference_json,
+        render_reference_text,
+        write_reference_frames,
+    )
+
+    try:
+        options = ReferenceOptions(
+            dtype=dtype,
+            target=target,
+            input_shapes=_input_shapes(input_shape),
+            in_place=in_place,
+            alignment=alignment,
+            quirks=frozenset(quirk or ()),
+        )
+        result = analyze_model(model, options)
+    except LogscopeError as exc:
+        raise _fail(str(exc)) from None
+    try:
+        if frames_out is not None:
+            write_reference_frames(result.frames, frames_out, frames_format.value)
+        if plot is not None:
+            plot_reference_curves(result, plot)
+    except OSError as exc:
+        raise _fail(f"cannot write output: {exc.strerror or exc}") from None
+    if output_format is ReferenceFormat.json:
+        sys.stdout.write(render_reference_json(result) + "\n")
+    else:
+        Console(highlight=False, soft_wrap=True).print(render_reference_text(result), markup=False)
+
+
+@app.command("check")
+def check_command(
+    log_file: Path = typer.Argument(..., help="An RKNN build or runtime log."),
+    onnx_model: Path = typer.Option(..., "--onnx", help="The ONNX model the log was built from."),
+    target: str | None = typer.Option(None, "--target", help="RKNN platform (default: the log's)."),
+    dtype: str | None = typer.Option(None, "--dtype", help="int8, fp16 or fp32 (default: the log's)."),
+    input_shape: list[str] | None = typer.Option(None, "--input-shape", help="NAME=1x3x640x640 (repeat)."),
+    quirk: list[str] | None = typer.Option(None, "--quirk", help="RKNN padding quirk (docs/reference.md)."),
+    build: int | None = typer.Option(None, "--build", help="Build index (default: the last with tables)."),
+    output_format: ReferenceFormat = typer.Option(
+        ReferenceFormat.text, "--format", "-f", help="text or json."
+    ),
+    frames_out: Path | None = typer.Option(None, "--frames-out", help="Write the comparison frames here."),
+    frames_format: FramesFormat = typer.Option(
+        FramesFormat.parquet, "--frames-format", help="parquet or csv."
+    ),
+    plot: Path | None = typer.Option(None, "--plot", help="Overlay of both memory-over-ops curves as a PNG."),
+    fail_on: Level | None = typer.Option(
+        None, "--fail-on", help="Exit 1 when a finding is at least this severe (default: error)."
+    ),
+    config_path: Path | None = typer.Option(
+        None, "--config", help="A logscope.toml or pyproject.toml ([tool.logscope]); default: found upward."
+    ),
+    select: list[str] | None = typer.Option(
+        None, "--select", help="Only these rules: codes, names or family prefixes (REF: the cross-check's)."
+    ),
+    ignore: list[str] | None = typer.Option(
+        None, "--ignore", help="Skip these rules (added to the config's)."
+    ),
+) -> None:
+    """Put a log and its ONNX model side by side: weights, pool, tensors, fusions, allocator; then run
+    the rules on the checked log (the REF rules judge the disagreements)."""
+    from logscope.reference import check_log_against_model
+    from logscope.render.reference import (
+        plot_check_curves,
+        render_check_json,
+        render_check_text,
+        write_reference_frames,
+    )
+
+    try:
+        config = resolve_config(config_path, log_file).with_overrides(
+            select=select,
+            ignore=ignore,
+            target=target,
+            fail_on=fail_on.value if fail_on else None,
+        )
+        log = parse(log_file)
+        result = check_log_against_model(
+            log,
+            onnx_model,
+            target=target,
+            dtype=dtype,
+            input_shapes=_input_shapes(input_shape),
+            quirks=frozenset(quirk or ()),
+            build_index=build,
+        )
+        result.attach_to(log)
+        analyze_log(log, config)
+    except LogscopeError as exc:
+        raise _fail(str(exc)) from None
+    try:
+        if frames_out is not None:
+            write_reference_frames(result.frames, frames_out, frames_format.value)
+        if plot is not None:
+            plot_check_curves(result, plot)
+    except OSError as exc:
+        raise _fail(f"cannot write output: {exc.strerror or exc}") from None
+    if output_format is ReferenceFormat.json:
+        sys.stdout.write(render_check_json(result, log.findings) + "\n")
+    else:
+        Console(highlight=False, soft_wrap=True).print(render_check_text(result, log.findings), markup=False)
+    worst = worst_severity(log.findings)
+    if worst is not None and worst >= config.fail_on:
+        raise typer.Exit(code=1)
+
+
+# --- batch audit, trend and build diff (issue 8): `logscope audit`, `logscope trend`, `logscope diff` ---
+
+
+class AuditEngine(str, Enum):
+    local = "local"
+    dask = "dask"
+
+
+class AuditFormat(str, Enum):
+    text = "text"
+    json = "json"
+
+
+class TrendFormat(str, Enum):
+    text = "text"
+    json = "json"
+    csv = "csv"
+    png = "png"
+
+
+_PLOT_SUFFIXES = {".png": TrendFormat.png, ".svg": TrendFormat.png, ".pdf": TrendFormat.png}
+
+
+@app.command("audit")
+def audit_command(
+    paths: list[str] = typer.Argument(..., help="Log files, folders (walked recursively) and globs."),
+    db: Path = typer.Option(
+        Path("audit.duckdb"), "--db", help="The DuckDB audit database (created if missing)."
+    ),
+    jobs: int = typer.Option(1, "--jobs", "-j", help="Worker processes (1: in this process)."),
+    engine: AuditEngine = typer.Option(AuditEngine.local, "--engine", help="local (process pool) or dask."),
+    scheduler: str | None = typer.Option(
+        None, "--scheduler", help="dask scheduler address (default: a LocalCluster of --jobs workers)."
+    ),
+    include: list[str] | None = typer.Option(
+        None, "--include", help="File-name patterns taken from folders (default: *.log *.txt *.out *.gz ...)."
+    ),
+    force: bool = typer.Option(False, "--force", help="Re-audit every file, even content already stored."),
+    retry_failed: bool = typer.Option(
+        False, "--retry-failed", help="Re-audit files stored as rejected/error."
+    ),
+    rehash: bool = typer.Option(
+        False, "--rehash", help="Hash every file, even with unchanged size and mtime."
+    ),
+    config_path: Path | None = typer.Option(
+        None, "--config", help="A logscope.toml or pyproject.toml for every file (default: found upward)."
+    ),
+    select: list[str] | None = typer.Option(
+        None, "--select", help="Only these rules (codes, names, families)."
+    ),
+    ignore: list[str] | None = typer.Option(None, "--ignore", help="Skip these rules."),
+    target_preset: str | None = typer.Option(None, "--target", help="Target preset: rk3588, rv1106, ..."),
+    output_format: AuditFormat = typer.Option(
+        AuditFormat.text, "--format", "-f", help="Summary as text or json."
+    ),
+    verbose: bool = typer.Option(
+        False, "--verbose", "-v", help="A line per committed batch and failed file."
+    ),
+    commit_every: int = typer.Option(
+        64, "--commit-every", help="Commit after this many files (or 2 s): what a kill -9 can lose."
+    ),
+) -> None:
+    """Audit many logs into a DuckDB database: parse, run the rules, store; re-runs skip what is stored."""
+    from logscope.audit import DEFAULT_PATTERNS, AuditInterrupted, AuditOptions, RuleOverrides, audit
+    from logscope.audit.render import BothProgress, CommitLog, RichProgress, render_audit_json, summary_table
+
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    sinks: list[object] = []
+    if err.is_terminal:
+        sinks.append(RichProgress(err))
+    if verbose:
+        sinks.append(CommitLog(err))
+    try:
+        options = AuditOptions(
+            jobs=jobs,
+            engine=engine.value,
+            scheduler=scheduler,
+            config=resolve_config(config_path) if config_path is not None else None,
+            overrides=RuleOverrides(
+                select=tuple(select) if select else None,
+                ignore=tuple(ignore) if ignore else None,
+                target=target_preset,
+            ),
+            force=force,
+            retry_failed=retry_failed,
+            rehash=rehash,
+            patterns=tuple(include) if include else DEFAULT_PATTERNS,
+            batch_files=max(1, commit_every),
+        )
+        report = audit(paths, db, options, BothProgress(*sinks) if sinks else None)
+    except AuditInterrupted as stop:
+        Console(highlight=False, soft_wrap=True).print(summary_table(stop.report))
+        raise typer.Exit(code=130) from None
+    except LogscopeError as exc:
+        raise _fail(str(exc)) from None
+    if output_format is AuditFormat.json:
+        sys.stdout.write(render_audit_json(report) + "\n")
+    else:
+        Console(highlight=False, soft_wrap=True).print(summary_table(report))
+
+
+@app.command("trend")
+def trend_command(
+    db: Path = typer.Option(Path("audit.duckdb"), "--db", help="An audit database (logscope audit)."),
+    metric: str = typer.Option("internal_bytes", "--metric", help="A build_metrics column (docs/audit.md)."),
+    by: str | None = typer.Option(None, "--by", help="Group by: target_platform, toolkit_version, path, ..."),
+    threshold: float = typer.Option(
+        5.0, "--threshold", help="Regression: a change for the worse over PCT %."
+    ),
+    output: Path | None = typer.Option(None, "--output", "-o", help="Write here (.png/.svg/.pdf: the plot)."),
+    output_format: TrendFormat | None = typer.Option(
+        None, "--format", "-f", help="text, json, csv or png (default: from -o's suffix, else text)."
+    ),
+) -> None:
+    """A metric per build over time (time from the log, else file mtime), regressions marked."""
+    from logscope.audit import (
+        compute_trend,
+        plot_trend,
+        render_trend_csv,
+        render_trend_json,
+        render_trend_text,
+    )
+
+    fmt = output_format
+    if fmt is None:
+        suffix = output.suffix.lower() if output is not None else ""
+        fmt = _PLOT_SUFFIXES.get(suffix) or {".json": TrendFormat.json, ".csv": TrendFormat.csv}.get(
+            suffix, TrendFormat.text
+        )
+    if fmt is TrendFormat.png and output is None:
+        raise _fail("--format png needs -o FILE.png")
+    try:
+        result = compute_trend(db, metric, by, threshold)
+    except LogscopeError as exc:
+        raise _fail(str(exc)) from None
+    try:
+        if fmt is TrendFormat.png:
+            assert output is not None
+            plot_trend(result, output)
+            Console(highlight=False, soft_wrap=True).print(render_trend_text(result), markup=False)
+            return
+        text = {
+            TrendFormat.json: render_trend_json,
+            TrendFormat.csv: render_trend_csv,
+            TrendFormat.text: render_trend_text,
+        }[fmt](result)
+        if output is not None:
+            output.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+        else:
+            sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    except OSError as exc:
+        raise _fail(f"cannot write {output}: {exc.strerror or exc}") from None
+
+
+@app.command("diff")
+def diff_command(
+    old: str = typer.Argument(..., help="The old build: a log, or LOG#N for its build N (#-1: the last)."),
+    new: str = typer.Argument(..., help="The new build: a log, or LOG#N (the same log: two of its builds)."),
+    output_format: OutputFormat = typer.Option(OutputFormat.text, "--format", "-f", help="Output format."),
+    fail_on_regression: float | None = typer.Option(
+        None,
+        "--fail-on-regression",
+        metavar="PCT",
+        help="Exit 1 when a memory figure grew by more than PCT %.",
+    ),
+    config_path: Path | None = typer.Option(
+        None, "--config", help="Rules configuration (default: found upward)."
+    ),
+) -> None:
+    """Compare two builds: versions, memory, reuse, layer targets, fusions, tensor sizes, new warnings."""
+    from logscope.analysis.diff import diff_builds, split_build_ref
+    from logscope.render.diff import render_diff_json, render_diff_markdown, render_diff_text
+
+    try:
+        (old_path, old_index), (new_path, new_index) = split_build_ref(old), split_build_ref(new)
+        old_log = analyze_log(parse(old_path), resolve_config(config_path, Path(old_path)))
+        new_log = (
+            old_log
+            if new_path == old_path
+            else analyze_log(parse(new_path), resolve_config(config_path, Path(new_path)))
+        )
+        diff = diff_builds(old_log, new_log, old_index, new_index)
+    except LogscopeError as exc:
+        raise _fail(str(exc)) from None
+    if output_format is OutputFormat.json:
+        sys.stdout.write(render_diff_json(diff, fail_on_regression) + "\n")
+    elif output_format is OutputFormat.markdown:
+        sys.stdout.write(render_diff_markdown(diff, fail_on_regression))
+    else:
+        Console(highlight=False, soft_wrap=True).print(
+            render_diff_text(diff, fail_on_regression), markup=False
+        )
+    if fail_on_regression is not None and diff.regressions(fail_on_regression):
+        raise typer.Exit(code=1)
+
+
+# --- plots and reports (issue 6): `logscope plot FILE -k KIND -o x.png`, `logscope report FILES -o r.md` ---
+
+
+class PlotKind(str, Enum):
+    memory = "memory"
+    address_map = "address-map"
+    breakdown = "breakdown"
+    fragmentation = "fragmentation"
+    perf = "perf"
+
+
+def _reference_for(log: ParsedLog, onnx_model: Path | None) -> Any:
+    """The reference curve of `onnx_model` checked against `log`, or None without a model."""
+    if onnx_model is None:
+        return None
+    from logscope.plots import reference_curve
+    from logscope.reference import check_log_against_model
+
+    return reference_curve(check_log_against_model(log, onnx_model))
+
+
+@app.command("plot")
+def plot_command(
+    log_file: Path = typer.Argument(..., help="A log file."),
+    kind: PlotKind = typer.Option(PlotKind.memory, "--kind", "-k", help="What to draw."),
+    output: Path = typer.Option(..., "--output", "-o", help="The image to write: .png or .svg."),
+    build: int | None = typer.Option(None, "--build", help="Build index (default: the last with tables)."),
+    sram: str | None = typer.Option(None, "--sram", help="SRAM budget line if the log states none: 320KiB."),
+    onnx_model: Path | None = typer.Option(
+        None, "--onnx", help="Overlay the reference curve of this ONNX model (memory plot)."
+    ),
+    config_path: Path | None = typer.Option(None, "--config", help="logscope.toml (default: found upward)."),
+) -> None:
+    """Draw one plot of a log: memory over ops, address map, breakdown, fragmentation, per-layer time."""
+    from logscope.plots import plot, save_figure
+
+    try:
+        config = resolve_config(config_path, log_file).with_overrides(sram=sram)
+        log = parse(log_file)
+        options: dict[str, Any] = {}
+        if kind in (PlotKind.memory, PlotKind.address_map, PlotKind.perf) and build is not None:
+            options["build"] = build
+        if kind is PlotKind.memory:
+            options["budget_bytes"] = config.sram_bytes
+            reference = _reference_for(log, onnx_model)
+            if reference is not None and onnx_model is not None:
+                options |= {"reference": reference, "reference_label": f"{onnx_model.name} (RKNN emulation)"}
+        elif onnx_model is not None:
+            raise _fail("--onnx overlays the memory plot only (--kind memory)")
+        save_figure(plot(kind.value, log, **options), output)
+    except LogscopeError as exc:
+        raise _fail(str(exc)) from None
+    except OSError as exc:
+        raise _fail(f"cannot write {output}: {exc.strerror or exc}") from None
+    Console(stderr=True, highlight=False, soft_wrap=True).print(f"wrote {output}", markup=False)
+
+
+@app.command("report")
+def report_command(
+    files: list[Path] = typer.Argument(..., help="Log files; one section each."),
+    output: Path = typer.Option(..., "--output", "-o", help="report.html, report.md or report.json."),
+    compact: bool = typer.Option(False, "--compact", help="Markdown of at most ~60 lines, no images."),
+    config_path: Path | None = typer.Option(None, "--config", help="logscope.toml (default: found upward)."),
+    target_preset: str | None = typer.Option(None, "--target", help="Rules target preset: rk3588, ..."),
+    sram: str | None = typer.Option(None, "--sram", help="SRAM budget for MCU logs that state none."),
+    onnx_model: Path | None = typer.Option(
+        None, "--onnx", help="Overlay this ONNX model's reference curve on each RKNN memory plot."
+    ),
+) -> None:
+    """Write a diagnosis report for a ticket: verdict, findings with lines, plots, tables, provenance."""
+    from logscope.plots.data import feature_curve
+    from logscope.report import build_report, report_format, write_report
+
+    try:
+        report_format(output)
+        logs: list[ParsedLog] = []
+        references: dict[str, Any] = {}
+        budget: int | None = None
+        for path in files:
+            config = resolve_config(config_path, path).with_overrides(target=target_preset, sram=sram)
+            log = analyze_log(parse(path), config)
+            budget = budget if budget is not None else config.sram_bytes
+            if onnx_model is not None and feature_curve(log) is not None:
+                references[log.source] = _reference_for(log, onnx_model)
+            logs.append(log)
+        report = build_report(
+            logs,
+            budget_bytes=budget,
+            references=references,
+            reference_label=f"{onnx_model.name} (RKNN emulation)" if onnx_model else "reference",
+        )
+        written = write_report(report, output, compact=compact)
+    except LogscopeError as exc:
+        raise _fail(str(exc)) from None
+    except OSError as exc:
+        raise _fail(f"cannot write {output}: {exc.strerror or exc}") from None
+    console = Console(stderr=True, highlight=False, soft_wrap=True)
+    for path in written:
+        console.print(f"wrote {path}", markup=False)
 
 
 def main() -> None:

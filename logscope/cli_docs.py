@@ -1,0 +1,79 @@
+"""docs/cli.md, generated from the typer app itself, so the reference cannot drift from the code.
+
+`python -m logscope.cli_docs > docs/cli.md` regenerates it; tests/test_cli_docs.py checks it is current.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import typer
+
+from logscope.cli import app
+
+_HEADER = """# Command-line reference
+
+Generated from the code by `python -m logscope.cli_docs > docs/cli.md` (`make docs`); a test fails when
+it is out of date. Exit codes everywhere: 0 success, 1 findings at or above `--fail-on` (or a regression
+over the threshold), 2 usage, input or configuration error (one line on stderr, never a traceback).
+"""
+
+
+# typer vendors its own click, so the command tree is read by duck typing, not isinstance.
+def _type_name(param: Any, ctx: Any) -> str:
+    if getattr(param, "is_flag", False):
+        return "flag"
+    shown = param.display_type(ctx) if hasattr(param, "display_type") else str(param.type)
+    return str(shown).strip("<>")
+
+
+def _default(param: Any) -> str:
+    value = param.default
+    if value is None or value is False or callable(value) or (getattr(param, "is_flag", False) and not value):
+        return ""
+    if isinstance(value, (list, tuple)):
+        return ", ".join(str(v) for v in value) if value else ""
+    return str(getattr(value, "value", value))
+
+
+def _cell(text: str) -> str:
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+def render_cli_markdown() -> str:
+    """The whole reference: one section per command, its arguments and options as a table."""
+    group: Any = typer.main.get_command(app)
+    out = [_HEADER]
+    ctx = group.context_class(group)
+    for name in sorted(group.list_commands(ctx)):
+        command = group.get_command(ctx, name)
+        if command is None or command.hidden:
+            continue
+        usage = " ".join(command.collect_usage_pieces(ctx))
+        out.append(f"## `logscope {name}`\n")
+        out.append(f"```\nlogscope {name} {usage}\n```\n")
+        if command.help:
+            out.append(command.help.strip() + "\n")
+        rows = []
+        for param in command.params:
+            if param.param_type_name == "argument":
+                names = f"`{param.name.upper()}`"
+                help_text = getattr(param, "help", None) or ""
+            elif param.param_type_name == "option":
+                if param.hidden:
+                    continue
+                names = ", ".join(f"`{n}`" for n in (*param.opts, *param.secondary_opts))
+                help_text = param.help or ""
+            else:
+                continue
+            kind, default = _type_name(param, ctx), _cell(_default(param))
+            rows.append(f"| {names} | {_cell(kind)} | {default} | {_cell(help_text)} |")
+        if rows:
+            out.append("| argument / option | type | default | meaning |\n|---|---|---|---|")
+            out.append("\n".join(rows) + "\n")
+    return "\n".join(out)
+
+
+if __name__ == "__main__":
+    sys.stdout.write(render_cli_markdown())
