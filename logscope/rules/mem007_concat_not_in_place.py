@@ -1,0 +1,286 @@
+"""A Concat's inputs are allocated apart from its output instead of being written in place.
+
+## What it does
+Reads the feature-tensor table of each build (the pool-resident rows of `logscope.analysis.pool`).
+The table's `ID` is the operator that *consumes* a tensor, so the inputs of a Concat are the rows whose
+ID is the Concat's layer ID (`User` starting with `Concat`, or a layer-table row of that ID whose
+OpType does). Its output is the tensor with the Concat's output shape (the layer table's
+OutputShape, else the input shapes summed along the one axis where they differ) that is first
+consumed soonest after the Concat (ties: a name containing `concat`, then the earlier line); every
+row listing that tensor gives an output range. An input is **in place** when its [Start, End) lies
+inside an output range: the producer wrote it straight into its slice of the output, and the Concat
+moves nothing. A Concat is reported when the inputs that are not in place add up to at least
+`min_extra_bytes` (64 KiB): the extra bytes are the sum of those inputs' Size, counting bytes two of
+them share once (the generated benchmark logs list a tensor twice at one address). At most
+`max_findings` (10) Concats per build are reported, largest first.
+
+Inputs outside the pool (the graph input in its own DMA buffer, as in [29]) and const inputs are not
+judged: they cannot be written in place. A Concat whose output row the table does not list (an elided
+table, a graph output) is not judged.
+
+Severity is **info**: materialising a Concat is what RKNN routinely does — every Concat in the perf
+tables of [03] and [11] costs DDR cycles and time (`/model.2/Concat` of [03]: 935,081 DDR cycles,
+2002 µs) — and the extra bytes raise the memory a build needs only when the Concat runs at the
+pool's busiest step.
+There the finding is a **warning**: the Concat's step is the pool's lower-bound step and a separately
+allocated input is part of that bound, so those bytes are part of the feature-map peak.
+
+## Why it matters
+A Concat done by copying holds its inputs and its output at the same time and moves every byte once
+more through DDR. Written in place, the producers' outputs already are the Concat's output: the inputs
+take no memory of their own and the copy disappears.
+
+## Example
+No real fixture prints a Concat in a tensor table. The case `copied-inputs-info` of
+`tests/rules/cases/MEM007.toml` is synthetic, in the row layout of
+`fixtures/rknn/09-build-verbose-mobilenetv1-rv1106-tk2-1.5.2-simulator.log`:
+```text
+D RKNN: [15:13:15.953] 4   Concat         Relu6__7:0    INT8      (1,32,112,112)   (1,2,112,112,16)   | 0x0059f280 0x00601280 0x00062000
+D RKNN: [15:13:15.953] 4   Concat         Relu6__9:0    INT8      (1,32,112,112)   (1,2,112,112,16)   | 0x00601280 0x00663280 0x00062000
+D RKNN: [15:13:15.953] 5   ConvClip       concat__4:0   INT8      (1,64,112,112)   (1,4,112,112,16)   | 0x00454680 0x00518680 0x000c4000
+```
+Layer 4's output `concat__4:0` (first consumed by op 5) is at [0x00454680, 0x00518680); both inputs lie
+above it: 784 KiB (802,816 B) held apart and copied. In place they would be its two halves,
+[0x00454680, 0x004b6680) and [0x004b6680, 0x00518680). The pool's busiest step is op 3, not the
+Concat, so the finding is info.
+
+## How to fix
+- Give the Concat inputs channel counts that are multiples of the NPU channel block (16 for INT8): a
+  slice of an NC1HWC2 output is contiguous only on block boundaries.
+- Build with `optimization_level=3` and the newest RKNN-Toolkit2, which fold more Concats.
+- Concatenate along channels (axis 1), right after the producers; a Concat of tensors produced long
+  before keeps them alive across the ops between.
+
+## Options
+- `min_extra_bytes` (int, 64 KiB): Concats whose separately allocated inputs are smaller are not reported.
+- `max_findings` (int, 10): at most this many Concats per build (largest extra bytes first).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from logscope.model import ParsedLog
+from logscope.rules._common import KiB, as_int, as_str, fmt_bytes, parse_shape
+from logscope.rules._pool import FeaturePool, feature_pools
+from logscope.rules.finding import Finding, Severity
+
+CODE = "MEM007"
+NAME = "concat-not-in-place"
+SEVERITY = Severity.info
+NEEDS = ("tensors",)
+
+
+@dataclass(frozen=True)
+class Options:
+    min_extra_bytes: int = 64 * KiB
+    max_findings: int = 10
+
+
+OPTIONS = Options
+
+HINT = (
+    "give Concat inputs channel counts that are multiples of the NPU channel block (16 for INT8) so each "
+    "is a contiguous slice of the output; build with optimization_level=3 and the newest toolkit; "
+    "concatenate along channels right after the producers"
+)
+
+
+@dataclass(frozen=True)
+class _Layer:
+    output_shape: str | None
+    full_name: str | None
+    line: int | None
+
+
+def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
+    layers = _concat_layers(log.frames.get("layers"))
+    for build_index, pool in feature_pools(log).items():
+        yield from _check_build(pool, layers.get(build_index, {}), options)
+
+
+def _norm(text: Any) -> str | None:
+    value = as_str(text)
+    return None if value is None else "".join(value.split())
+
+
+def _concat_layers(layers: pd.DataFrame | None) -> dict[int | None, dict[int, _Layer]]:
+    """{build: {layer id: output shape, full name, line}} of the layer-table rows whose OpType is Concat*."""
+    out: dict[int | None, dict[int, _Layer]] = {}
+    if layers is None or layers.empty:
+        return out
+    concat = layers[layers["op_type"].str.startswith("Concat").fillna(False).astype(bool)]
+    columns = ("build_index", "layer_id", "output_shape", "full_name", "line")
+    for build, layer_id, shape, full_name, line in zip(*(concat[c].tolist() for c in columns), strict=True):
+        key = as_int(layer_id)
+        if key is not None:
+            out.setdefault(as_int(build), {})[key] = _Layer(_norm(shape), as_str(full_name), as_int(line))
+    return out
+
+
+def _inferred_shapes(shapes: list[str | None]) -> set[str]:
+    """Output shapes a Concat of `shapes` can have: summed along the one axis where they differ, or along
+    any axis when they are all equal; empty when they cannot be concatenated."""
+    parsed = [parse_shape(s) for s in shapes]
+    if not parsed or any(p is None for p in parsed):
+        return set()
+    dims = [p for p in parsed if p is not None]
+    rank = len(dims[0])
+    if any(len(p) != rank for p in dims):
+        return set()
+    differ = [a for a in range(rank) if len({p[a] for p in dims}) > 1]
+    axes = differ if len(differ) == 1 else (list(range(rank)) if not differ else [])
+    out = set()
+    for axis in axes:
+        shape = list(dims[0])
+        shape[axis] = sum(p[axis] for p in dims)
+        out.add("(" + ",".join(map(str, shape)) + ")")
+    return out
+
+
+def _check_build(pool: FeaturePool, layers: dict[int, _Layer], options: Options) -> Iterator[Finding]:
+    rows = pool.rows
+    op_ids = rows["op_id"].to_numpy(dtype="int64", na_value=-1)
+    is_concat = rows["user_op"].str.startswith("Concat").fillna(False).to_numpy(dtype=bool)
+    concat_ids = {int(v) for v in op_ids[is_concat]} | (set(layers) & {int(v) for v in op_ids})
+    concat_ids.discard(-1)
+    if not concat_ids:
+        return
+    # Plain lists: a build has hundreds of rows and the benchmark log 71k; pandas per row is too slow.
+    lines = rows["line"].to_numpy(dtype="int64").tolist()
+    names = [
+        n if n else f"\0line {ln}" for n, ln in zip(rows["name"].fillna("").tolist(), lines, strict=True)
+    ]
+    shapes = [s if " " not in s else "".join(s.split()) for s in rows["orig_shape"].fillna("").tolist()]
+    starts = rows["start_offset"].to_numpy(dtype="int64").tolist()
+    ends = rows["end_offset"].to_numpy(dtype="int64").tolist()
+    sizes = rows["size_bytes"].to_numpy(dtype="int64").tolist()
+    ids = op_ids.tolist()
+
+    first_consumer: dict[str, int] = {}
+    rows_of_name: dict[str, list[int]] = {}
+    inputs_of: dict[int, list[int]] = {}
+    for i, (name, op) in enumerate(zip(names, ids, strict=True)):
+        rows_of_name.setdefault(name, []).append(i)
+        if op >= 0:
+            if op < first_consumer.get(name, op + 1):
+                first_consumer[name] = op
+            if op in concat_ids:
+                inputs_of.setdefault(op, []).append(i)
+
+    wanted: dict[int, set[str]] = {}
+    for k, members in inputs_of.items():
+        layer = layers.get(k)
+        if layer is not None and layer.output_shape:
+            wanted[k] = {layer.output_shape}
+        else:
+            wanted[k] = _inferred_shapes([shapes[i] for i in members])
+    needed = set().union(*wanted.values()) if wanted else set()
+    by_shape: dict[str, list[int]] = {}
+    for i, shape in enumerate(shapes):
+        if shape in needed and i == rows_of_name[names[i]][0] and names[i] in first_consumer:
+            by_shape.setdefault(shape, []).append(i)  # one entry per name: its first row
+
+    found = []
+    for k in sorted(inputs_of):
+        members = inputs_of[k]
+        candidates = [
+            i for shape in wanted[k] for i in by_shape.get(shape, ()) if first_consumer[names[i]] > k
+        ]
+        if not candidates:
+            continue
+        out = min(
+            candidates,
+            key=lambda i: (first_consumer[names[i]], "concat" not in names[i].lower(), lines[i]),
+        )
+        out_rows = [i for i in rows_of_name[names[out]] if shapes[i] == shapes[out]]
+        ranges = [(starts[i], ends[i]) for i in out_rows]
+        apart = [i for i in members if not any(s <= starts[i] and ends[i] <= e for s, e in ranges)]
+        extra = _union_bytes([(starts[i], ends[i]) for i in apart])
+        if extra < options.min_extra_bytes:
+            continue
+        found.append((k, members, out, out_rows, apart, extra))
+
+    found.sort(key=lambda f: (-f[5], lines[f[1][0]]))
+    for k, members, out, out_rows, apart, extra in found[: options.max_findings]:
+        layer = layers.get(k)
+        at_peak = pool.lower_bound_step == k and any(names[i] in pool.lower_bound_tensors for i in apart)
+        out_lines = [lines[i] for i in out_rows]
+        finding_lines = {lines[i] for i in members} | set(out_lines)
+        if layer is not None and layer.line is not None:
+            finding_lines.add(layer.line)
+        label = f"Concat layer {k}" + (f" ({layer.full_name})" if layer and layer.full_name else "")
+        listed = "; ".join(
+            f"{_display(names[i])} [0x{starts[i]:08x}, 0x{ends[i]:08x}) line {lines[i]}" for i in apart
+        )
+        verb = "lies" if len(apart) == 1 else "lie"
+        message = (
+            f"{label} writes its {shapes[out]} output {_display(names[out])} to "
+            f"[0x{starts[out]:08x}, 0x{ends[out]:08x}) (line {lines[out]}), but {len(apart)} of its "
+            f"{len(members)} inputs {verb} outside it: {listed}; {fmt_bytes(extra)} allocated "
+            "separately instead of in place"
+        )
+        if at_peak:
+            message += (
+                f"; op {k} is the pool's busiest step ({fmt_bytes(pool.lower_bound_bytes)} live), so "
+                "these bytes are part of the feature-map peak"
+            )
+        yield Finding(
+            message=message,
+            line=lines[members[0]],
+            lines=tuple(sorted(finding_lines)),
+            subject=(layer.full_name if layer and layer.full_name else f"Concat layer {k}"),
+            evidence={
+                "layer": k,
+                "layer_line": layer.line if layer else None,
+                "output_tensor": _display(names[out]),
+                "output_shape": shapes[out],
+                "output_shape_from": "layer table" if layer and layer.output_shape else "input shapes",
+                "output_ranges": [[starts[i], ends[i]] for i in out_rows],
+                "output_lines": out_lines,
+                "output_bytes": sizes[out],
+                "inputs": [
+                    {
+                        "tensor": _display(names[i]),
+                        "shape": shapes[i],
+                        "start_offset": starts[i],
+                        "end_offset": ends[i],
+                        "size_bytes": sizes[i],
+                        "line": lines[i],
+                        "in_place": i not in apart,
+                    }
+                    for i in members
+                ],
+                "extra_bytes": extra,
+                "inputs_bytes": sum(sizes[i] for i in members),
+                "at_pool_peak": at_peak,
+                "pool_lower_bound_step": pool.lower_bound_step,
+                "pool_lower_bound_bytes": pool.lower_bound_bytes,
+                "computation": "inputs = feature rows whose ID is the Concat's; output = the tensor of the "
+                "Concat's output shape first consumed soonest after it; an input is in place when its "
+                "[Start, End) lies inside an output row's; extra = bytes of the union of [Start, End) over the "
+                "inputs that are not (their summed Size unless two share addresses)",
+            },
+            hint=HINT,
+            severity=Severity.warning if at_peak else None,
+            build_index=pool.build_index,
+        )
+
+
+def _union_bytes(ranges: list[tuple[int, int]]) -> int:
+    """Bytes covered by `ranges`: their summed sizes unless two of them share addresses."""
+    total, reach = 0, None
+    for start, end in sorted(ranges):
+        if reach is None or start >= reach:
+            total, reach = total + end - start, end
+        elif end > reach:
+            total, reach = total + end - reach, end
+    return total
+
+
+def _display(name: str) -> str:
+    return "(unnamed)" if name.startswith("\0") else name
