@@ -1,0 +1,553 @@
+"""Runs an audit: plan what needs reading, read it on an engine, write results through one writer.
+
+Plan (this process): every path is `stat`ed; a path whose size and mtime match what the store recorded is
+skipped without being read; any other is hashed (SHA-256 of its bytes), and content the store already
+holds is not parsed again (a copy, a moved or touched file): only its path is recorded.
+
+Engines run `worker.audit_file` on each remaining file: in this process (`jobs=1`), in a local process
+pool (`jobs>1`), or on dask.distributed (`engine="dask"`: a LocalCluster on loopback, or the scheduler
+given). Workers never touch the database; this process is its only writer and commits results in
+batches, each one transaction (a file's rows and its `files` row go in together). Ctrl-C commits the
+results already received and stops; a killed run loses the uncommitted batch only, and re-running
+audits whatever is missing.
+
+A worker process that dies (killed, out of memory) breaks the pool: the files it held are re-run one
+at a time in a fresh pool, and a file that kills a worker on its own is recorded as `error`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import time
+from collections import Counter, deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import pyarrow as pa
+
+from logscope.errors import ConfigError
+from logscope.rules import Config
+
+from .discover import DEFAULT_PATTERNS, discover
+from .store import KnownFile, KnownPath, Store
+from .worker import FileResult, FileTask, RuleOverrides, audit_file, hash_file
+
+ENGINES = ("local", "dask")
+
+
+@dataclass(frozen=True)
+class AuditOptions:
+    jobs: int = 1
+    engine: str = "local"
+    scheduler: str | None = None  # dask scheduler address; None: a LocalCluster of `jobs` workers
+    config: Config | None = None  # None: each log's own logscope.toml / [tool.logscope], found upward
+    overrides: RuleOverrides = field(default_factory=RuleOverrides)
+    force: bool = False  # re-audit everything, even content already in the store
+    retry_failed: bool = False  # re-audit content recorded as rejected or error
+    rehash: bool = False  # hash every file, even when size and mtime are unchanged
+    patterns: tuple[str, ...] = DEFAULT_PATTERNS
+    batch_files: int = 64  # commit after this many files ...
+    batch_seconds: float = 2.0  # ... or this many seconds, whichever comes first
+
+
+@dataclass
+class AuditReport:
+    """What a run did. `failures` lists (path, status, error) for every file not audited `ok`."""
+
+    db: str
+    engine: str
+    jobs: int
+    discovered: int = 0
+    unchanged: int = 0  # skipped: same path, size and mtime as recorded
+    known: int = 0  # skipped: content already audited (a copy, a moved or touched file)
+    to_audit: int = 0
+    audited: int = 0  # files parsed in this run and committed
+    statuses: Counter[str] = field(default_factory=Counter)
+    unreadable: int = 0
+    builds: int = 0
+    findings: Counter[str] = field(default_factory=Counter)  # by severity
+    rows: Counter[str] = field(default_factory=Counter)  # by table
+    removed: int = 0  # stored contents dropped because their path now holds something else
+    worker_restarts: int = 0  # local pools rebuilt after a worker process died
+    seconds: float = 0.0
+    audit_seconds: float = 0.0  # from the first task submitted to the last commit
+    interrupted: bool = False
+    failures: list[tuple[str, str, str]] = field(default_factory=list)
+
+    @property
+    def files_per_second(self) -> float:
+        return self.audited / self.audit_seconds if self.audit_seconds > 0 else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "db": self.db,
+            "engine": self.engine,
+            "jobs": self.jobs,
+            "discovered": self.discovered,
+            "unchanged": self.unchanged,
+            "known": self.known,
+            "to_audit": self.to_audit,
+            "audited": self.audited,
+            "statuses": dict(self.statuses),
+            "unreadable": self.unreadable,
+            "builds": self.builds,
+            "findings": dict(self.findings),
+            "rows": dict(self.rows),
+            "removed": self.removed,
+            "worker_restarts": self.worker_restarts,
+            "seconds": round(self.seconds, 3),
+            "audit_seconds": round(self.audit_seconds, 3),
+            "files_per_second": round(self.files_per_second, 2),
+            "interrupted": self.interrupted,
+            "failures": [list(f) for f in self.failures],
+        }
+
+
+class AuditProgress(Protocol):
+    """What the runner tells a progress display (the CLI's rich bar, a test's list)."""
+
+    def start(self, total: int) -> None: ...
+    def advance(self, result: FileResult) -> None: ...
+    def committed(self, files: int, total: int) -> None: ...
+    def notice(self, text: str) -> None: ...
+    def close(self) -> None: ...
+
+
+class AuditInterrupted(Exception):
+    """Ctrl-C: what was received is committed; `report` says how far the run got."""
+
+    def __init__(self, report: AuditReport) -> None:
+        super().__init__("audit interrupted")
+        self.report = report
+
+
+def audit(
+    paths: Sequence[str],
+    db: str | os.PathLike[str],
+    options: AuditOptions | None = None,
+    progress: AuditProgress | None = None,
+) -> AuditReport:
+    """Audit every log under `paths` into the DuckDB database `db` (created if missing).
+
+    Raises `InputError` for a path that names nothing or a database that cannot be opened (another
+    writer holds it), `ConfigError` for bad options, and `AuditInterrupted` on Ctrl-C (after
+    committing what was received).
+    """
+    options = options or AuditOptions()
+    if options.engine not in ENGINES:
+        raise ConfigError(f"unknown engine {options.engine!r} (use {' or '.join(ENGINES)})")
+    if options.jobs < 1:
+        raise ConfigError(f"--jobs must be at least 1, not {options.jobs}")
+    t0 = time.perf_counter()
+    files = discover(paths, options.patterns)
+    report = AuditReport(str(db), options.engine, options.jobs, discovered=len(files))
+    with Store(db) as store:
+        writer = _Writer(store, report, options, progress)
+        tasks = writer.plan(files)
+        report.to_audit = len(tasks)
+        if progress is not None:
+            progress.start(len(tasks))
+        t_audit = time.perf_counter()
+
+        def broken(retried: int) -> None:
+            report.worker_restarts += 1
+            if progress is not None:
+                progress.notice(
+                    f"a worker process died: {retried} file(s) re-run one at a time on a new pool"
+                )
+
+        results = _engine(tasks, options, broken) if tasks else iter(())
+        try:
+            for result in results:
+                writer.add(result)
+            writer.finish()
+        except KeyboardInterrupt:
+            report.interrupted = True
+            _close(results)
+            writer.flush()
+        finally:
+            _close(results)
+            report.audit_seconds = time.perf_counter() - t_audit
+            report.seconds = time.perf_counter() - t0
+            if progress is not None:
+                progress.close()
+    if report.interrupted:
+        raise AuditInterrupted(report)
+    return report
+
+
+def _close(results: Iterator[FileResult]) -> None:
+    close = getattr(results, "close", None)
+    if close is not None:
+        close()
+
+
+# ---------------------------------------------------------------------------------------- the writer
+
+
+def _path_row(
+    path: str, sha256: str | None, size: int | None, mtime_ns: int | None, error: str | None = None
+):
+    return {
+        "path": path,
+        "sha256": sha256,
+        "size_bytes": size,
+        "mtime_ns": mtime_ns,
+        "seen_at": dt.datetime.now(dt.UTC).replace(tzinfo=None),
+        "error": error,
+    }
+
+
+class _Writer:
+    """The single writer: plans against the store, then commits results in batches."""
+
+    def __init__(
+        self, store: Store, report: AuditReport, options: AuditOptions, progress: AuditProgress | None
+    ) -> None:
+        self.store = store
+        self.report = report
+        self.options = options
+        self.progress = progress
+        self.paths: dict[str, KnownPath] = store.known_paths()
+        self.contents: dict[str, KnownFile] = store.known_files()
+        self.next_id = store.next_file_id()
+        self.batch: list[tuple[dict[str, Any], dict[str, pa.Table]]] = []
+        self.batch_paths: list[dict[str, Any]] = []
+        self.batch_replace: set[int] = set()
+        self.batch_orphans: set[int] = set()
+        self.batch_started = 0.0
+        self.batch_results: list[FileResult] = []
+        self.copies: list[tuple[str, str, os.stat_result]] = []  # paths whose content is being audited
+        self.committed = 0
+
+    def _redo(self, known: KnownFile | None) -> bool:
+        """Whether content the store already holds is audited again."""
+        if known is None:
+            return True
+        return self.options.force or (self.options.retry_failed and known.status != "ok")
+
+    def plan(self, files: Iterable[str]) -> list[FileTask]:
+        tasks: list[FileTask] = []
+        pending: set[str] = set()
+        opts = self.options
+        for path in files:
+            try:
+                st = os.stat(path)
+            except OSError as exc:
+                self._unreadable(path, f"{path}: cannot read: {exc.strerror or exc}")
+                continue
+            seen = self.paths.get(path)
+            if (
+                seen is not None
+                and seen.sha256 is not None
+                and not opts.rehash
+                and seen.size_bytes == st.st_size
+                and seen.mtime_ns == st.st_mtime_ns
+                and not self._redo(self.contents.get(seen.sha256))
+            ):
+                self.report.unchanged += 1
+                continue
+            try:
+                sha256 = hash_file(path)
+            except OSError as exc:
+                self._unreadable(path, f"{path}: cannot read: {exc.strerror or exc}")
+                continue
+            if sha256 in pending:
+                self.copies.append((path, sha256, st))
+                continue
+            if not self._redo(self.contents.get(sha256)):
+                self.report.known += 1
+                self._note_path(path, sha256, st.st_size, st.st_mtime_ns)
+                continue
+            pending.add(sha256)
+            tasks.append(FileTask(path, sha256, opts.config, opts.overrides))
+        if self.batch_paths:  # paths of known content: one transaction before any parsing
+            self.flush()
+        return tasks
+
+    def _unreadable(self, path: str, error: str) -> None:
+        self.report.unreadable += 1
+        self.report.failures.append((path, "unreadable", error))
+        self.batch_paths.append(_path_row(path, None, None, None, error))
+
+    def _note_path(self, path: str, sha256: str, size: int, mtime_ns: int) -> None:
+        """Record where content is; if the path held other content before, that content may be orphaned."""
+        before = self.paths.get(path)
+        if before is not None and before.sha256 not in (None, sha256):
+            old = self.contents.get(before.sha256 or "")
+            if old is not None:
+                self.batch_orphans.add(old.file_id)
+        self.paths[path] = KnownPath(sha256, size, mtime_ns)
+        self.batch_paths.append(_path_row(path, sha256, size, mtime_ns))
+
+    def add(self, result: FileResult) -> None:
+        if not self.batch_started:
+            self.batch_started = time.perf_counter()
+        if not result.sha256:  # the worker could not read the file at all
+            self._unreadable(result.path, result.error or "cannot read")
+        else:
+            old = self.contents.get(result.sha256)
+            if old is not None and any(row["sha256"] == result.sha256 for row, _ in self.batch):
+                pass  # the same content twice in one batch: keep the first
+            else:
+                if old is not None:
+                    self.batch_replace.add(old.file_id)
+                row = dict(result.row, file_id=self.next_id)
+                self.contents[result.sha256] = KnownFile(self.next_id, result.status)
+                self.next_id += 1
+                self.batch.append((row, result.tables))
+            self._note_path(result.path, result.sha256, result.size_bytes, result.mtime_ns)
+        self.batch_results.append(result)
+        if self.progress is not None:
+            self.progress.advance(result)
+        age = time.perf_counter() - self.batch_started
+        if len(self.batch_results) >= self.options.batch_files or age >= self.options.batch_seconds:
+            self.flush()
+
+    def flush(self) -> None:
+        if not (self.batch or self.batch_paths or self.batch_orphans):
+            return
+        removed = self.store.write_batch(self.batch, self.batch_paths, self.batch_replace, self.batch_orphans)
+        # Counted only once committed: the report describes what the database holds.
+        report = self.report
+        report.removed += len(removed)
+        for row, tables in self.batch:
+            report.audited += 1
+            report.statuses[row["status"]] += 1
+            report.builds += int(row.get("builds") or 0)
+            if row["status"] != "ok":
+                report.failures.append((row["path"], row["status"], row.get("error") or ""))
+            for name, table in tables.items():
+                report.rows[name] += table.num_rows
+            if "findings" in tables:
+                for severity, n in Counter(tables["findings"].column("severity").to_pylist()).items():
+                    report.findings[str(severity)] += n
+        self.committed += len(self.batch)
+        if self.progress is not None and self.batch:
+            self.progress.committed(len(self.batch), self.committed)
+        self.batch, self.batch_paths, self.batch_results = [], [], []
+        self.batch_replace, self.batch_orphans = set(), set()
+        self.batch_started = 0.0
+
+    def finish(self) -> None:
+        for path, sha256, st in self.copies:  # copies of content audited in this run
+            if sha256 in self.contents:
+                self.report.known += 1
+                self._note_path(path, sha256, st.st_size, st.st_mtime_ns)
+        self.copies = []
+        self.flush()
+
+
+# ---------------------------------------------------------------------------------------- engines
+
+
+def _engine(
+    tasks: list[FileTask], options: AuditOptions, on_broken: Callable[[int], None] | None = None
+) -> Iterator[FileResult]:
+    if options.engine == "dask":
+        return run_dask(tasks, options.jobs, options.scheduler)
+    if options.jobs == 1:
+        return (audit_file(task) for task in tasks)
+    return run_pool(tasks, options.jobs, on_broken=on_broken)
+
+
+def _died(task: FileTask, reason: str) -> FileResult:
+    row: dict[str, Any] = {
+        "sha256": task.sha256,
+        "path": task.path,
+        "status": "error",
+        "error": reason,
+        "parsed_at": dt.datetime.now(dt.UTC).replace(tzinfo=None),
+    }
+    try:
+        st = os.stat(task.path)
+        size, mtime_ns = st.st_size, st.st_mtime_ns
+        row |= {
+            "size_bytes": size,
+            "mtime": dt.datetime.fromtimestamp(st.st_mtime, dt.UTC).replace(tzinfo=None),
+        }
+    except OSError:
+        size, mtime_ns = 0, 0
+    return FileResult(task.path, task.sha256 or "", "error", reason, row, {}, size, mtime_ns)
+
+
+def _pool(jobs: int) -> ProcessPoolExecutor:
+    import multiprocessing
+
+    # Never a plain fork of this process (its DuckDB connection and threads, the progress bar's): workers
+    # fork from a fork server that imported logscope and compiled its grammars once (_preload), or are
+    # spawned where there is no fork server.
+    context: multiprocessing.context.BaseContext
+    try:
+        forkserver = multiprocessing.get_context("forkserver")
+        forkserver.set_forkserver_preload(["logscope.audit._preload"])
+        context = forkserver
+    except ValueError:
+        context = multiprocessing.get_context("spawn")
+    return ProcessPoolExecutor(jobs, mp_context=context, initializer=_init_worker, initargs=(os.getpid(),))
+
+
+def _init_worker(parent: int) -> None:
+    """Workers leave Ctrl-C to the parent (which commits and shuts the pool down), and exit when the
+    auditing process is gone (kill -9): nothing else would tell them, and the fork server they came from
+    waits for them."""
+    import signal
+    import threading
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    def watch() -> None:
+        while _alive(parent):
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="logscope-parent-watch", daemon=True).start()
+
+
+def _alive(pid: int) -> bool:
+    """Whether process `pid` still runs (a zombie, killed but not yet reaped, does not)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")
+    except FileNotFoundError:
+        return False
+    except OSError:  # no /proc: ask the kernel
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+
+
+def run_pool(
+    tasks: Sequence[FileTask],
+    jobs: int,
+    function: Callable[[FileTask], FileResult] = audit_file,
+    on_broken: Callable[[int], None] | None = None,
+) -> Iterator[FileResult]:
+    """`function` over `tasks` on a local process pool, results as they complete.
+
+    At most 2 x `jobs` files are in flight, so memory is bounded and Ctrl-C stops quickly. If a worker
+    dies, the files in flight are retried one at a time on a fresh pool; the one that kills its worker
+    alone is returned as an `error` result.
+    """
+    queue: deque[FileTask] = deque(tasks)
+    suspects: deque[FileTask] = deque()
+    limit = 2 * jobs
+    executor = _pool(jobs)
+    inflight: dict[Future[FileResult], FileTask] = {}
+    isolating = False  # True while one suspect runs alone
+    try:
+        while queue or suspects or inflight:
+            if suspects:
+                if not inflight:
+                    task = suspects.popleft()
+                    inflight[executor.submit(function, task)] = task
+                    isolating = True
+            else:
+                while queue and len(inflight) < limit:
+                    task = queue.popleft()
+                    inflight[executor.submit(function, task)] = task
+            done, _ = wait(inflight, return_when=FIRST_COMPLETED)
+            if any(isinstance(f.exception(), BrokenProcessPool) for f in done):
+                wait(inflight)  # a broken pool fails every future in it: collect them all
+                for fut, task in inflight.items():
+                    exc = fut.exception()
+                    if exc is None:
+                        yield fut.result()
+                    elif not isinstance(exc, BrokenProcessPool):
+                        yield _died(task, f"{type(exc).__name__}: {exc}")
+                    elif isolating:
+                        yield _died(task, _WORKER_DIED)
+                    else:
+                        suspects.append(task)
+                inflight.clear()
+                isolating = False
+                executor.shutdown(wait=False, cancel_futures=True)
+                executor = _pool(jobs)
+                if on_broken is not None:
+                    on_broken(len(suspects))
+                continue
+            for fut in done:
+                task = inflight.pop(fut)
+                exc = fut.exception()
+                yield fut.result() if exc is None else _died(task, f"{type(exc).__name__}: {exc}")
+            isolating = False
+    finally:
+        executor.shutdown(wait=False, cancel_futures=True)
+
+
+_WORKER_DIED = "a worker process died while auditing this file (killed, or out of memory)"
+
+
+def run_dask(
+    tasks: Sequence[FileTask],
+    jobs: int,
+    scheduler: str | None = None,
+    function: Callable[[FileTask], FileResult] = audit_file,
+) -> Iterator[FileResult]:
+    """`function` over `tasks` on dask.distributed: the cluster at `scheduler`, or a LocalCluster of
+    `jobs` single-threaded worker processes on 127.0.0.1. Paths must be readable by the workers."""
+    try:
+        import logging
+
+        from distributed import Client, LocalCluster, as_completed
+    except ImportError:
+        raise ConfigError("--engine dask needs dask.distributed: pip install 'logscope[dask]'") from None
+    cluster = None
+    try:
+        if scheduler:
+            client = Client(scheduler, timeout="20s")
+        else:
+            cluster = LocalCluster(
+                n_workers=jobs,
+                threads_per_worker=1,
+                processes=True,
+                host="127.0.0.1",
+                dashboard_address=None,
+                silence_logs=logging.ERROR,
+            )
+            client = Client(cluster)
+    except OSError as exc:
+        raise ConfigError(f"cannot reach the dask scheduler {scheduler or '(local)'}: {exc}") from None
+    pending = iter(tasks)
+    by_key: dict[Any, FileTask] = {}
+    completed = as_completed()
+
+    def submit(task: FileTask) -> None:
+        fut = client.submit(function, task, pure=False)
+        by_key[fut.key] = task
+        completed.add(fut)
+
+    try:
+        for task in list(_take(pending, 2 * max(jobs, len(client.nthreads()) or 1))):
+            submit(task)
+        for fut in completed:
+            task = by_key.pop(fut.key)
+            try:
+                result = fut.result()
+            except Exception as exc:  # KilledWorker after the scheduler's retries, a lost connection
+                result = _died(task, f"{type(exc).__name__}: {exc}")
+            fut.release()
+            nxt = next(pending, None)
+            if nxt is not None:
+                submit(nxt)
+            yield result
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def _take(it: Iterator[FileTask], n: int) -> Iterator[FileTask]:
+    for _ in range(n):
+        nxt = next(it, None)
+        if nxt is None:
+            return
+        yield nxt

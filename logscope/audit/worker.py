@@ -1,0 +1,282 @@
+"""The per-file function: parse one log, run the rules, return its rows. No database, no printing.
+
+The same `audit_file` runs in-process (`--jobs 1`), in a local process pool and on dask.distributed
+workers; only the runner's single writer touches the store. It never raises for a bad file: a file that
+is not a log comes back `rejected`, a failure of logscope itself `error`, each with a one-line reason.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+import re
+import time
+import traceback
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+
+from logscope.api import parse
+from logscope.errors import LogscopeError
+from logscope.io import LogStream
+from logscope.model import ParsedLog
+from logscope.rules import Config, analyze_log, resolve_config, worst_severity
+
+from .store import FRAME_TABLES, arrow_schema, table_columns
+
+_HASH_BLOCK = 1 << 20
+# Lines searched for the time the log was written, and how much of the file is read for them.
+_TIME_LINES = 400
+_TIME_BLOCK_BYTES = 64 * 1024
+# A date and time at the start of a line (after an optional `[`): TensorFlow's
+# `2023-12-22 15:13:10.185671: W tensorflow/...` in fixture [09], logcat's
+# `2022-07-06 15:37:03.100 12848-12876 E/RKNN:` in [34]. Stamps inside a line are not taken:
+# `librknnc version: 1.5.2 (c6b7b351a@2023-08-23T15:34:44)` is when the compiler was built, not when it ran.
+_LEADING_TIME = re.compile(
+    r"^\s*\[?(\d{4})[-/](\d{2})[-/](\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:[.,](\d{1,6}))?(?!\d)"
+)
+# A labelled date: ST Edge AI / X-CUBE-AI reports print `Created date       : 2024-10-26 14:42:10`.
+_LABELLED_TIME = re.compile(
+    r"^\s*(?:created|creation|generated|start(?:ed)?)(?:\s+(?:date|time|on|at))?\s*[:=]\s*"
+    r"(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:[.,](\d{1,6}))?",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class RuleOverrides:
+    """Command-line rule settings applied on top of each file's configuration."""
+
+    select: tuple[str, ...] | None = None
+    ignore: tuple[str, ...] | None = None
+    target: str | None = None
+    sram: str | None = None
+
+    def apply(self, config: Config) -> Config:
+        return config.with_overrides(
+            select=self.select, ignore=self.ignore, target=self.target, sram=self.sram
+        )
+
+
+@dataclass(frozen=True)
+class FileTask:
+    """What a worker needs: the path and what the planner saw (its content hash may be unknown)."""
+
+    path: str
+    sha256: str | None = None
+    config: Config | None = None  # None: the logscope.toml / [tool.logscope] found upward from the log
+    overrides: RuleOverrides = field(default_factory=RuleOverrides)
+
+
+@dataclass
+class FileResult:
+    """One file's audit: the `files` row (without `file_id`) and the rows of each stored table."""
+
+    path: str
+    sha256: str
+    status: str  # ok | rejected | error
+    error: str | None
+    row: dict[str, Any]
+    tables: dict[str, pa.Table]
+    size_bytes: int
+    mtime_ns: int
+
+    @property
+    def row_counts(self) -> dict[str, int]:
+        return {name: table.num_rows for name, table in self.tables.items()}
+
+
+_CONFIGS: dict[str, Config] = {}
+
+
+def audit_file(task: FileTask) -> FileResult:
+    """Hash, parse and check one file. Never raises for anything the file can cause."""
+    path = task.path
+    try:
+        st = os.stat(path)
+        sha256 = hash_file(path)
+    except OSError as exc:
+        reason = f"{path}: cannot read: {exc.strerror or exc}"
+        return FileResult(path, task.sha256 or "", "rejected", reason, {}, {}, 0, 0)
+    row: dict[str, Any] = {
+        "sha256": sha256,
+        "path": path,
+        "size_bytes": st.st_size,
+        "mtime": dt.datetime.fromtimestamp(st.st_mtime, dt.UTC).replace(tzinfo=None),
+        "logscope_version": _version(),
+        "parsed_at": dt.datetime.now(dt.UTC).replace(tzinfo=None),
+    }
+    t0 = time.perf_counter()
+    tables: dict[str, pa.Table] = {}
+    try:
+        config = _config_for(task)
+        row["config_origin"] = config.origin
+        log = analyze_log(parse(path), config)
+        tables = log_tables(log)
+        row.update(_log_info(log))
+        row["log_time"], row["log_time_line"] = find_log_time(path)
+        status, error = "ok", None
+    except LogscopeError as exc:
+        status, error = "rejected", _one_line(str(exc))
+    except Exception as exc:  # a parser or rule bug: keep the file, the reason and where it happened
+        status = "error"
+        where = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
+        at = f" (at {Path(where.filename).name}:{where.lineno})" if where else ""
+        error = f"{type(exc).__name__}: {_one_line(str(exc))}{at}"
+    row["parse_seconds"] = time.perf_counter() - t0
+    row["status"], row["error"] = status, error
+    return FileResult(path, sha256, status, error, row, tables, st.st_size, st.st_mtime_ns)
+
+
+def hash_file(path: str) -> str:
+    """SHA-256 of the file's bytes as stored (a .gz is hashed compressed): the audit's content key."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(_HASH_BLOCK):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _config_for(task: FileTask) -> Config:
+    if task.config is not None:
+        return task.overrides.apply(task.config)
+    folder = str(Path(task.path).resolve().parent)
+    config = _CONFIGS.get(folder)
+    if config is None:
+        config = _CONFIGS[folder] = resolve_config(None, Path(task.path))
+    return task.overrides.apply(config)
+
+
+def _version() -> str:
+    from logscope import __version__
+
+    return __version__
+
+
+def _log_info(log: ParsedLog) -> dict[str, Any]:
+    worst = worst_severity(log.findings)
+    builds = log.frames["builds"]
+    runs = log.frames.get("mcu_runs")
+    return {
+        "kind": log.kind,
+        "encoding": log.encoding,
+        "compression": log.compression,
+        "content_sha256": log.sha256,
+        "lines": int(log.line_counts.get("total", 0)),
+        "unparsed_lines": int(log.unparsed_lines),
+        "builds": len(builds) if len(builds) else (len(runs) if runs is not None else 0),
+        "findings": len(log.findings),
+        "worst_severity": worst.name if worst is not None else None,
+    }
+
+
+def log_tables(log: ParsedLog) -> dict[str, pa.Table]:
+    """The stored tables of one parsed (and analysed) log, typed as the store declares them."""
+    columns = table_columns()
+    out: dict[str, pa.Table] = {}
+    for name in FRAME_TABLES:
+        frame = log.frames.get(name)
+        if frame is None or len(frame) == 0:
+            continue
+        if name == "memory":
+            frame = frame.assign(source_rank=frame.groupby("build_index", dropna=False).cumcount())
+        out[name] = frame_to_arrow(frame, columns[name])
+    if log.findings:
+        out["findings"] = findings_table(log.findings, columns["findings"])
+    return out
+
+
+def frame_to_arrow(frame: pd.DataFrame, columns: Mapping[str, str]) -> pa.Table:
+    """A frame as an arrow table with exactly the store's columns: objects (dicts, lists) become JSON."""
+    schema = arrow_schema(columns)
+    arrays = []
+    for column in schema:
+        if column.name not in frame.columns:
+            arrays.append(pa.nulls(len(frame), column.type))
+            continue
+        series = frame[column.name]
+        if series.dtype == object:
+            values = [None if _missing(v) else json.dumps(_jsonable(v), default=str) for v in series]
+            arrays.append(pa.array(values, column.type))
+        else:
+            arrays.append(pa.Array.from_pandas(series, type=column.type))
+    return pa.Table.from_arrays(arrays, schema=schema)
+
+
+def findings_table(findings: list[Any], columns: Mapping[str, str]) -> pa.Table:
+    rows = []
+    for f in findings:
+        d = f.to_dict()
+        rows.append(
+            {
+                "build_index": d.get("build_index"),
+                "code": d.get("code"),
+                "name": d.get("name"),
+                "severity": d.get("severity"),
+                "message": d.get("message"),
+                "line": d.get("line"),
+                "lines": json.dumps(d.get("lines") or []),
+                "subject": d.get("subject"),
+                "evidence": json.dumps(_jsonable(d.get("evidence") or {}), default=str),
+                "hint": d.get("hint"),
+            }
+        )
+    return pa.Table.from_pylist(rows, schema=arrow_schema(columns))
+
+
+def find_log_time(path: str) -> tuple[dt.datetime | None, int | None]:
+    """The first date-time the log states about itself (a leading timestamp or a `Created date`),
+    with its line number, from the first lines of the file; (None, None) when it has none."""
+    try:
+        stream = LogStream(path, block_bytes=_TIME_BLOCK_BYTES)
+        for lines, numbers in stream:
+            for text, number in zip(lines[:_TIME_LINES], numbers[:_TIME_LINES], strict=False):
+                match = _LEADING_TIME.match(text) or _LABELLED_TIME.match(text)
+                if match:
+                    stamp = _datetime(match.groups())
+                    if stamp is not None:
+                        return stamp, number
+            break  # only the first block
+    except LogscopeError:
+        pass
+    return None, None
+
+
+def _datetime(groups: tuple[str | None, ...]) -> dt.datetime | None:
+    year, month, day, hour, minute, second, frac = groups
+    try:
+        micro = int((frac or "0").ljust(6, "0")[:6])
+        return dt.datetime(int(year or 0), int(month or 0), int(day or 0), int(hour or 0),
+                           int(minute or 0), int(second or 0), micro)  # fmt: skip
+    except ValueError:  # 2023-13-45: not a date
+        return None
+
+
+def _missing(value: Any) -> bool:
+    if value is None or value is pd.NA:
+        return True
+    return isinstance(value, float) and value != value
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [_jsonable(v) for v in value]
+    if hasattr(value, "item") and not isinstance(value, str | bytes):
+        try:
+            return value.item()
+        except (TypeError, ValueError):
+            return str(value)
+    return value
+
+
+def _one_line(text: str) -> str:
+    lines = text.strip().splitlines()
+    return lines[0] if lines else ""
