@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import itertools
 import os
 from collections.abc import Iterator
 from pathlib import Path
 
 from logscope.analysis.derived import add_derived_memory
 from logscope.analysis.mcu import add_mcu_memory
-from logscope.detect import detect_blocks
+from logscope.detect import Block, detect_blocks
 from logscope.errors import InputError
 from logscope.io import LogSource, LogStream, LogText
 from logscope.model import ParsedLog
@@ -37,12 +36,21 @@ def parse_text(text: LogText) -> ParsedLog:
 def _parse_blocks(source: LogSource, blocks: Iterator[tuple[list[str], list[int]]]) -> ParsedLog:
     """Detect the family (`logscope.detect`) on the first blocks, then parse every block with its parser."""
     detection, head = detect_blocks(blocks)
-    lines = itertools.chain(head, blocks)
+    lines = _drained(head, blocks)
     if detection.family == "mcu":
         log = parse_mcu_blocks(source, lines)
         add_mcu_memory(log)
         return log
     return _checked(parse_rknn_blocks(source, lines), source.path)
+
+
+def _drained(head: list[Block], rest: Iterator[Block]) -> Iterator[Block]:
+    """The blocks detection read, then the rest; each head block is let go once handed over, so the
+    parse keeps no block alive longer than it needs (peak memory must not grow with noise lines)."""
+    head.reverse()
+    while head:
+        yield head.pop()
+    yield from rest
 
 
 def _checked(log: ParsedLog, path: str) -> ParsedLog:

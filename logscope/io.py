@@ -252,12 +252,13 @@ class LogStream:
             return
         digest, counts = hashlib.sha256(), _Counts()
         offset = nuls = bad = 0
-        pending, eof = first + more, False
+        pending, eof, fresh = first + more, False, False
         while True:
-            if not eof:
+            if fresh and not eof:  # the first round hands over what the streamability test read
                 chunk = _read_up_to(read, self.block_bytes)
                 eof = len(chunk) < self.block_bytes
                 pending += chunk
+            fresh = True
             if eof:
                 block, pending = pending, b""
             else:
