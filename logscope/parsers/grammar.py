@@ -88,7 +88,13 @@ class Fields(Mapping[str, str | None]):
         if self._body is None:
             raise KeyError(names[0])
         groups = self._body_groups
-        values = self._body.group(*[groups[name] for name in names])
+        takes = getattr(groups, "takes", None)
+        indices = takes.get(names) if takes is not None else None
+        if indices is None:
+            indices = tuple(groups[name] for name in names)
+            if takes is not None:
+                takes[names] = indices
+        values = self._body.group(*indices)
         return values if isinstance(values, tuple) else (values,)
 
     def __iter__(self) -> Iterator[str]:
@@ -104,10 +110,20 @@ _NO_FIELDS = Fields()
 _NON_ASCII, _END, _BUCKETS = 128, 129, 130
 
 
+class _KindGroups(dict[str, int]):
+    """{field: group index} of one terminal in one alternation, with the index tuples `take` asked for."""
+
+    __slots__ = ("takes",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.takes: dict[tuple[str, ...], tuple[int, ...]] = {}
+
+
 @dataclass(frozen=True)
 class _Alternation:
     regex: re.Pattern[str]
-    groups: dict[str, dict[str, int]]  # terminal -> {field: group index in this regex}
+    groups: dict[str, _KindGroups]  # terminal -> {field: group index in this regex}
 
 
 # A lexer context: first-character bucket -> the alternation of the terminals that can start there.
@@ -191,7 +207,7 @@ class LineLexer:
 
 def _alternation(names: tuple[str, ...], alternatives: dict[str, str]) -> _Alternation:
     regex = re.compile("|".join(alternatives[n] for n in names))
-    groups: dict[str, dict[str, int]] = {n: {} for n in names}
+    groups: dict[str, _KindGroups] = {n: _KindGroups() for n in names}
     for group, index in regex.groupindex.items():
         name, sep, field_name = group.rpartition("__")
         if sep and name in groups:

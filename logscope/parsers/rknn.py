@@ -743,7 +743,7 @@ class _Assembler:
 
     def _tensor_row(self, f: Fields, line: str, number: int) -> None:
         self.counts["structural"] += 1
-        build = self._current(number)
+        build = self.builds[-1] if self.builds else self._current(number)
         build.has_tables = True
         op_id, user, name, dtype, data_format, orig, native, start, flag, end, size, sram_hit = f.take(
             _TENSOR_FIELDS
@@ -1296,6 +1296,7 @@ _TAIL_SLOTS = (
 )
 _LAYER_TAIL = _TAIL_SLOTS[: _TAIL_SLOTS.index("full_name") + 1]  # the slots the layers frame keeps
 _SLOT = {name: i for i, name in enumerate(_TAIL_SLOTS)}
+_FULL_NAME = _SLOT["full_name"]
 _Cell = tuple[tuple[int, ...], Any]  # (slots the cell fills, converter of the cell's token)
 
 
@@ -1333,16 +1334,37 @@ def _cell(column: str) -> _Cell | None:
     return None
 
 
-@functools.lru_cache(maxsize=256)
-def _tail_plan(columns: tuple[str, ...]) -> tuple[_Cell | None, ...]:
-    return tuple(_cell(c) for c in columns)
+_INT, _FLOAT, _TEXT, _SPLIT = 0, 1, 2, 3  # how a cell's token is converted
+_Step = tuple[int, tuple[int, ...]]  # (conversion, slots it fills)
+_PLANS: dict[int, tuple[tuple[str, ...], tuple[_Step | None, ...]]] = {}
+
+
+def _tail_plan(columns: tuple[str, ...]) -> tuple[_Step | None, ...]:
+    """The conversion steps of a header's columns, computed once per header object (a table of tens
+    of thousands of rows shares one header tuple; hashing it per row cost more than converting)."""
+    cached = _PLANS.get(id(columns))
+    if cached is not None and cached[0] is columns:
+        return cached[1]
+    steps: list[_Step | None] = []
+    for column in columns:
+        cell = _cell(column)
+        if cell is None:
+            steps.append(None)
+            continue
+        slots, convert = cell
+        kind = {_int_or_none: _INT, _float_or_none: _FLOAT, _na_token: _TEXT, _slash_ints: _SPLIT}[convert]
+        steps.append((kind, slots))
+    if len(_PLANS) > 256:
+        _PLANS.clear()
+    _PLANS[id(columns)] = (columns, tuple(steps))
+    return tuple(steps)
 
 
 def _parse_layer_tail(tail: str, header: tuple[str, ...] | None) -> tuple[Any, ...] | None:
     """Split what follows OutputShape according to the header's columns (or the row's own shape).
 
     Returns the `_TAIL_SLOTS` values in order, or None when the row fits neither its header nor any
-    known layout. The per-header plan is computed once: tables have tens of thousands of rows.
+    known layout. Conversions are inlined: a 50 MB log has ~56,000 layer rows.
     """
     if " - Up:" in tail:
         tail = tail.replace(" - Up:", "-Up:")  # 1.5 perf WorkLoad cell `100.0%/0.0%/0.0% - Up:0.0%`
@@ -1350,23 +1372,28 @@ def _parse_layer_tail(tail: str, header: tuple[str, ...] | None) -> tuple[Any, .
     out: list[Any] = [None] * len(_TAIL_SLOTS)
     if not tokens:
         return tuple(out)
-    values = tokens[:-1]
+    count = len(tokens) - 1
     columns = header
-    if columns is None or len(columns) != len(values):
-        columns = _LAYOUTS_BY_COUNT.get(len(values))
+    if columns is None or len(columns) != count:
+        columns = _LAYOUTS_BY_COUNT.get(count)
         if columns is None:
             return None
-    out[_SLOT["full_name"]] = tokens[-1]
-    for cell, token in zip(_tail_plan(columns), values, strict=True):
-        if cell is None:
+    out[_FULL_NAME] = tokens[-1]
+    for step, token in zip(_tail_plan(columns), tokens, strict=False):
+        if step is None:
             continue
-        slots, convert = cell
-        converted = convert(token)
-        if len(slots) == 1:
-            out[slots[0]] = converted
-        elif len(converted) == len(slots):
-            for slot, value in zip(slots, converted, strict=True):
-                out[slot] = value
+        kind, slots = step
+        if kind == _INT:
+            out[slots[0]] = int(token) if token.isdigit() else None
+        elif kind == _FLOAT:
+            out[slots[0]] = _float_or_none(token)
+        elif kind == _TEXT:
+            out[slots[0]] = None if token == "\\" else token
+        else:
+            parts = token.split("/")
+            if len(parts) == len(slots):
+                for slot, part in zip(slots, parts, strict=True):
+                    out[slot] = int(part) if part.isdigit() else None
     return tuple(out)
 
 
