@@ -11,8 +11,8 @@ from logscope.frames import SCHEMAS, empty_frame, plain_value
 
 SCHEMA_VERSION = 1
 
-# JSON keys of the per-build memory object, in order; values come from the `memory` frame.
-MEMORY_KEYS = (
+# The byte figures a log states about a build (the `memory` frame; docs/formats.md defines each).
+MEMORY_FIGURES = (
     "weight_bytes",
     "internal_bytes",
     "other_bytes",
@@ -20,9 +20,9 @@ MEMORY_KEYS = (
     "model_bytes",
     "activation_bytes",
     "scratch_bytes",
-    "reuse_rate",
-    "peak_layer",
 )
+# JSON keys of the per-build memory object, in order; values come from the `memory` frame.
+MEMORY_KEYS = (*MEMORY_FIGURES, "reuse_rate", "peak_layer")
 # eval_memory() of toolkit 1 reports maximum and total allocation per pool (rknn-log-formats §6.1).
 EVAL_MEMORY_KEYS = (
     "system_max_bytes",

@@ -22,7 +22,7 @@ from typing import Any
 import pandas as pd
 
 from logscope.errors import InputError
-from logscope.model import ParsedLog
+from logscope.model import DERIVED_KEYS, MEMORY_FIGURES, ParsedLog
 
 DIFF_SCHEMA_VERSION = 1
 
@@ -41,33 +41,10 @@ VERSION_FIELDS = (
     "model_compiler_version",
 )
 # Memory figures compared, reported figures first, then those derived from the tensor tables.
-MEMORY_FIELDS = (
-    "weight_bytes",
-    "internal_bytes",
-    "other_bytes",
-    "total_bytes",
-    "model_bytes",
-    "activation_bytes",
-    "scratch_bytes",
-    "feature_pool_bytes",
-    "feature_sum_bytes",
-    "const_span_bytes",
-    "const_sum_bytes",
-    "padding_bytes",
-    "logical_feature_bytes",
-)
+MEMORY_FIELDS = (*MEMORY_FIGURES, *(k for k in DERIVED_KEYS if k.endswith("_bytes")))
 REUSE_FIELDS = ("reuse_rate", "computed_reuse_rate")
 # What --fail-on-regression gates on: growth of these (percent of the old value) ...
-REGRESSION_FIELDS = (
-    "weight_bytes",
-    "internal_bytes",
-    "other_bytes",
-    "total_bytes",
-    "model_bytes",
-    "activation_bytes",
-    "scratch_bytes",
-    "feature_pool_bytes",
-)
+REGRESSION_FIELDS = (*MEMORY_FIGURES, "feature_pool_bytes")
 # ... and a fall of these (percent of the old rate).
 _NUMBER = re.compile(r"0x[0-9a-fA-F]+|\d+(?:\.\d+)?")
 _BUILD_REF = re.compile(r"^(?P<path>.+)#(?P<index>-?\d+)$")

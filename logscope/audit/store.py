@@ -26,6 +26,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from logscope.analysis.diff import MEMORY_FIELDS, REUSE_FIELDS
 from logscope.errors import InputError
 from logscope.frames import BOOL, FLT, INT, OBJ, SCHEMAS, STR
 
@@ -158,21 +159,8 @@ LEFT JOIN finding_counts n ON n.file_id = b.file_id AND n.build_index = b.build_
 
 # Numeric columns of build_metrics that `logscope trend --metric` accepts; rates: higher is better.
 TREND_METRICS = (
-    "weight_bytes",
-    "internal_bytes",
-    "other_bytes",
-    "total_bytes",
-    "model_bytes",
-    "activation_bytes",
-    "scratch_bytes",
-    "feature_pool_bytes",
-    "feature_sum_bytes",
-    "const_span_bytes",
-    "const_sum_bytes",
-    "padding_bytes",
-    "logical_feature_bytes",
-    "reuse_rate",
-    "computed_reuse_rate",
+    *MEMORY_FIELDS,
+    *REUSE_FIELDS,
     "layers",
     "cpu_layers",
     "fusions",

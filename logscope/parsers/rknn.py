@@ -27,7 +27,7 @@ from typing import Any
 from lark import Token, Tree
 from lark.exceptions import LarkError
 
-from logscope.frames import build_frame
+from logscope.frames import SCHEMAS, build_frame
 from logscope.io import LogSource, LogText
 from logscope.model import ParsedLog
 from logscope.parsers.categories import classify_message
@@ -126,49 +126,8 @@ _TENSOR_FIELDS = (
     "sram_hit",
 )
 _LAYER_FIELDS = ("id", "op_type", "dtype", "target", "inputs", "output", "tail")
-# Column order of the tuple rows (a subset of the frame schema; the rest is <NA>).
-_ROW_COLUMNS = {
-    "tensors": (
-        "build_index",
-        "table",
-        "op_id",
-        "user_op",
-        "name",
-        "dtype",
-        "data_format",
-        "orig_shape",
-        "native_shape",
-        "start_offset",
-        "end_offset",
-        "size_bytes",
-        "star_flag",
-        "sram_hit",
-        "logical_bytes",
-        "native_bytes",
-        "padding_bytes",
-        "line",
-    ),
-    "layers": (
-        "build_index",
-        "layer_id",
-        "op_type",
-        "dtype",
-        "target",
-        "input_shapes",
-        "output_shape",
-        "ddr_cycles",
-        "npu_cycles",
-        "total_cycles",
-        "time_us",
-        "mac_usage",
-        "workload",
-        "task_number",
-        "lut_number",
-        "rw_kb",
-        "full_name",
-        "line",
-    ),
-}
+# The two big tables' rows are tuples in their frame's schema order (build_frame checks the width).
+_ROW_COLUMNS = {name: tuple(SCHEMAS[name]) for name in ("tensors", "layers")}
 # Failed runtime allocations: what was asked for and why it failed (rknn-log-formats §4).
 _FAILED_ALLOC = re.compile(
     r"failed to (?P<what>malloc npu memory|allocate handle)!?,?"
