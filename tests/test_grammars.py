@@ -47,3 +47,36 @@ def test_value_grammar_parses_wrapped_and_bare_lists():
     assert parser.parse("remove node = [],").children[0].data == "node_clauses"
     assert parser.parse("['Relu6__57', \"it's\"]").children[0].data == "node_clauses"
     assert parser.parse("compress = 0, global_fuse = 1,enable_argb_group=0").children[0].data == "settings"
+
+
+ROW_MATCHERS = [
+    ("NATIVE_PREFIX", "TENSOR_ROW"),
+    ("NATIVE_PREFIX", "LAYER_ROW"),
+    ("NATIVE_PREFIX", "NATIVE_NOISE"),
+]
+
+
+def _row_lines() -> list[str]:
+    """Every fixture line, plus table rows and noise lines mangled the ways real copies are."""
+    lines = [line for path in LOGS for line in logscope.io.read_log(path).lines if line]
+    extra = []
+    for line in lines[:4000]:
+        extra += [line + "  | 0x0 0x0 0x0", " " + line, line.replace("] ", "]  ", 1), line[:-3]]
+    return lines + extra
+
+
+@pytest.mark.parametrize(("prefix", "body"), ROW_MATCHERS, ids=lambda v: v)
+def test_row_matchers_agree_with_classify(prefix, body):
+    """The parse loop's one-regex fast paths must classify and read exactly as `classify` does."""
+    lexer = load_line_grammar("rknn").lexer
+    matcher = lexer.row_matcher(prefix, body)
+    hits = 0
+    for line in _row_lines():
+        m = matcher.match(line)
+        if m is None:
+            continue
+        hits += 1
+        kind, fields = lexer.classify(line)
+        assert kind == body, line[:100]
+        assert dict(matcher.fields(m)) == dict(fields), line[:100]
+    assert hits > 20  # the fixtures do exercise each fast path

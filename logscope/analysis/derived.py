@@ -32,7 +32,17 @@ def derive_memory(tensors: pd.DataFrame) -> dict[Any, dict[str, Any]]:
     out: dict[Any, dict[str, Any]] = {}
     if tensors.empty:
         return out
-    sized = tensors[tensors["size_bytes"].notna() & tensors["build_index"].notna()]
+    columns = [
+        "build_index",
+        "table",
+        "start_offset",
+        "end_offset",
+        "size_bytes",
+        "padding_bytes",
+        "logical_bytes",
+    ]
+    needed = tensors[columns]  # filtering only these skips copying the name and shape strings
+    sized = needed[needed["size_bytes"].notna() & needed["build_index"].notna()]
     feature = sized[sized["table"] == "feature"].groupby("build_index")
     spans = feature.agg(
         end=("end_offset", "max"),

@@ -10,7 +10,10 @@ native prefix, after a Python-logger prefix) and per first character, one altern
 that can start there, ordered exactly as Lark orders them, with every field group renamed
 `TERMINAL__field` so one `re.match` per context yields both the kind of line and its fields. A
 whole-file Lark parse with fine-grained tokens ran at ~1.6 MB/s; this classifier runs at ~85 MB/s on
-the benchmark log (0.59 s for 50 MB, docs/performance.md).
+the benchmark log (0.59 s for 50 MB, docs/performance.md). For the hottest lines (table rows and
+compiler noise behind the `D RKNN:` prefix) `LineLexer.row_matcher` compiles prefix and body into one
+regex whose guards encode exactly when `classify` would pick that body; tests/test_grammars.py checks
+that both agree on every fixture line.
 tests/test_grammars.py checks that both readings agree on every line of every fixture.
 """
 
@@ -20,7 +23,7 @@ import functools
 import re
 import re._constants as _sre_constants
 import re._parser as _sre_parser
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -126,6 +129,22 @@ class _Alternation:
     groups: dict[str, _KindGroups]  # terminal -> {field: group index in this regex}
 
 
+@dataclass(frozen=True)
+class RowMatcher:
+    """`match(line)` for one (prefix, body) pair; `indices(names)` are the body fields' group numbers,
+    so a hot loop reads a row with one `m.group(*indices)` and no `Fields` object."""
+
+    match: Callable[[str], re.Match[str] | None]
+    prefix_groups: _KindGroups
+    body_groups: _KindGroups
+
+    def indices(self, names: tuple[str, ...]) -> tuple[int, ...]:
+        return tuple(self.body_groups[name] for name in names)
+
+    def fields(self, m: re.Match[str]) -> Fields:
+        return Fields(m, self.prefix_groups, m, self.body_groups)
+
+
 # A lexer context: first-character bucket -> the alternation of the terminals that can start there.
 _Context = tuple[_Alternation | None, ...]
 
@@ -148,6 +167,8 @@ class LineLexer:
         rank = {t.name: i for i, t in enumerate(order)}
         firsts = _first_terminals(lark.rules)
         line_start = sorted(firsts["_line"] - {"_NL"}, key=rank.__getitem__)
+        self._terminals = terminals
+        self._order: dict[str, list[str]] = {"": line_start}  # context ("" = line start) -> terminals
         self._start = self._compile(line_start, terminals)
         self._after: dict[str, _Context] = {}
         for rule in lark.rules:
@@ -160,7 +181,8 @@ class LineLexer:
             ):
                 nxt = rule.expansion[1]
                 allowed = {nxt.name} if nxt.is_term else firsts[nxt.name]
-                self._after[head.name] = self._compile(sorted(allowed, key=rank.__getitem__), terminals)
+                self._order[head.name] = sorted(allowed, key=rank.__getitem__)
+                self._after[head.name] = self._compile(self._order[head.name], terminals)
         self.kinds = frozenset(terminals) - {"_NL"}
 
     @staticmethod
@@ -182,6 +204,52 @@ class LineLexer:
                 compiled[allowed] = _alternation(allowed, alternatives) if allowed else None
             by_first.append(compiled[allowed])
         return tuple(by_first)
+
+    def row_matcher(self, prefix: str, body: str) -> RowMatcher:
+        """A one-regex matcher for lines `prefix` + `body` that agrees with `classify` by construction.
+
+        For the hot table rows of a verbose log (`D RKNN: [ts]` + a tensor or layer row) `classify`
+        costs two regex calls and a dispatch. This compiles one regex that encodes exactly the
+        conditions under which `classify` returns `body`: no terminal ranked before `prefix` at the
+        line start matches (each as `classify` would try it), `prefix` takes its first match
+        (atomic group), the body starts with a character whose alternation tries `body`, no terminal
+        ranked before `body` in those alternations matches, and `body` covers the rest of the line.
+        Its `match` returns None when the line is anything else; the caller then uses `classify`.
+        tests/test_grammars.py checks the agreement on every fixture line.
+        """
+        start, after = self._order[""], self._order[prefix]
+        body_first = _first_buckets(self._regexp(body))
+        earlier = [(name, _first_buckets(self._regexp(name))) for name in after[: after.index(body)]]
+        # Only first characters whose alternation tries few terminals before `body` (two at most): a
+        # body starting elsewhere (a blank, say, which every `[ \t]*` terminal accepts) goes to classify.
+        chars: list[int] = []
+        earlier_bodies: set[str] = set()
+        for bucket in range(_NON_ASCII):
+            if body_first is not None and bucket not in body_first:
+                continue
+            rivals = {name for name, first in earlier if first is None or bucket in first}
+            if len(rivals) <= 2:
+                chars.append(bucket)
+                earlier_bodies |= rivals
+        guards = "".join(f"(?!{self._anchored(n)})" for n in start[: start.index(prefix)])
+        body_guards = "".join(f"(?!{self._anchored(n)})" for n in after if n in earlier_bodies)
+        char_class = "".join(re.escape(chr(b)) for b in chars)
+        prefix_re = _NAMED_GROUP.sub(f"(?P<{prefix}__\\1>", self._regexp(prefix))
+        body_re = _NAMED_GROUP.sub(f"(?P<{body}__\\1>", self._regexp(body))
+        regex = re.compile(f"{guards}(?>{prefix_re})(?=[{char_class}]){body_guards}(?:{body_re})\\Z")
+        prefix_groups, body_groups = _KindGroups(), _KindGroups()
+        for group, index in regex.groupindex.items():
+            name, _, field_name = group.rpartition("__")
+            (prefix_groups if name == prefix else body_groups)[field_name] = index
+        return RowMatcher(regex.match, prefix_groups, body_groups)
+
+    def _regexp(self, name: str) -> str:
+        return str(self._terminals[name].pattern.to_regexp())
+
+    def _anchored(self, name: str) -> str:
+        """A terminal as its alternation tries it: prefixes match a start, bodies the whole line."""
+        regexp = _NAMED_GROUP.sub("(?:", self._regexp(name))
+        return f"(?:{regexp})" + ("" if name.endswith(_PREFIX_SUFFIX) else r"\Z")
 
     def classify(self, line: str) -> tuple[str, Fields]:
         """Return (terminal name, fields) for one line (no newline inside)."""

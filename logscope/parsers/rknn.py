@@ -161,9 +161,18 @@ def parse_rknn_blocks(source: LogSource, blocks: Iterable[tuple[list[str], list[
 
 def _parse_lines(source: LogSource, blocks: Iterable[tuple[list[str], list[int]]]) -> ParsedLog:
     assembler = _Assembler(source)
-    classify = load_line_grammar("rknn").lexer.classify
+    lexer = load_line_grammar("rknn").lexer
+    classify = lexer.classify
+    # Inside a table, try the one-regex matcher of its row first (it agrees with classify, see
+    # LineLexer.row_matcher): table rows are half of a verbose log.
+    tensor_matcher = lexer.row_matcher("NATIVE_PREFIX", "TENSOR_ROW")
+    match_tensor, tensor_groups = tensor_matcher.match, tensor_matcher.indices(_TENSOR_FIELDS)
+    layer_matcher = lexer.row_matcher("NATIVE_PREFIX", "LAYER_ROW")
+    match_layer, layer_groups = layer_matcher.match, layer_matcher.indices(_LAYER_FIELDS)
+    match_noise = lexer.row_matcher("NATIVE_PREFIX", "NATIVE_NOISE").match  # the other half
     quiet = _QUIET_NOISE
-    tensor_row, layer_row, feed = assembler._tensor_row, assembler._layer_row, assembler.feed
+    tensor_row, tensor_values = assembler._tensor_row, assembler._tensor_values
+    layer_row, layer_values, feed = assembler._layer_row, assembler._layer_values, assembler.feed
     blank = noise = 0
     for lines, numbers in blocks:
         for line, number in zip(lines, numbers, strict=True):
@@ -171,12 +180,32 @@ def _parse_lines(source: LogSource, blocks: Iterable[tuple[list[str], list[int]]
                 blank += 1
                 assembler.open_message = None
                 continue
+            table = assembler.table
+            if table == "feature" or table == "const":
+                m = match_tensor(line)
+                if m is not None:
+                    assembler.last_fed = number
+                    assembler.open_message = None
+                    tensor_values(m.group(*tensor_groups), number)
+                    continue
+            elif table == "layer":
+                m = match_layer(line)
+                if m is not None:  # a prefixed row: never a perf row (those are bare)
+                    assembler.last_fed = number
+                    assembler.open_message = None
+                    layer_values(m.group(*layer_groups), line, number)
+                    continue
+            elif match_noise(line) is not None:
+                noise += 1
+                assembler.last_fed = number
+                assembler.open_message = None
+                continue
             kind, fields = classify(line)
             if kind in quiet:  # half of a verbose log: counted here, without a call
                 noise += 1
                 assembler.last_fed = number
                 assembler.open_message = None
-            elif kind == "TENSOR_ROW" or kind == "LAYER_ROW":  # the other half: table rows
+            elif kind == "TENSOR_ROW" or kind == "LAYER_ROW":  # rows outside a table context
                 assembler.last_fed = number
                 assembler.open_message = None
                 (tensor_row if kind == "TENSOR_ROW" else layer_row)(fields, line, number)
@@ -617,13 +646,17 @@ class _Assembler:
         if self.table == "perf" and not f.get("level"):
             self._perf_row(head, line, number)
             return
+        self._layer_values(head, line, number)
+
+    def _layer_values(self, head: tuple[str | None, ...], line: str, number: int) -> None:
+        """One build-time layer row from its `_LAYER_FIELDS` values (both lexer paths end here)."""
         layer_id, op_type, dtype, target, inputs, output, tail_text = head
         tail = _parse_layer_tail(tail_text or "", self.layer_columns)
         if tail is None:
             self._unparsed(number, line, "layer row with an unknown column layout")
             return
         self.counts["structural"] += 1
-        build = self._current(number)
+        build = self.builds[-1] if self.builds else self._current(number)
         build.has_tables = True
         self.rows["layers"].append(
             (
@@ -701,12 +734,14 @@ class _Assembler:
         self.table = table
 
     def _tensor_row(self, f: Fields, line: str, number: int) -> None:
+        self._tensor_values(f.take(_TENSOR_FIELDS), number)
+
+    def _tensor_values(self, values: tuple[str | None, ...], number: int) -> None:
+        """One tensor-table row from its `_TENSOR_FIELDS` values (both lexer paths end here)."""
         self.counts["structural"] += 1
         build = self.builds[-1] if self.builds else self._current(number)
         build.has_tables = True
-        op_id, user, name, dtype, data_format, orig, native, start, flag, end, size, sram_hit = f.take(
-            _TENSOR_FIELDS
-        )
+        op_id, user, name, dtype, data_format, orig, native, start, flag, end, size, sram_hit = values
         table = "feature" if native or data_format else "const"
         if native is None and data_format is None and self.table in ("feature", "const"):
             table = self.table
