@@ -445,17 +445,24 @@ def run_pool(
     isolating = False  # True while one suspect runs alone
     try:
         while queue or suspects or inflight:
-            if suspects:
-                if not inflight:
-                    task = suspects.popleft()
-                    inflight[executor.submit(function, task)] = task
-                    isolating = True
-            else:
-                while queue and len(inflight) < limit:
-                    task = queue.popleft()
-                    inflight[executor.submit(function, task)] = task
-            done, _ = wait(inflight, return_when=FIRST_COMPLETED)
-            if any(isinstance(f.exception(), BrokenProcessPool) for f in done):
+            broken = False
+            try:
+                if suspects:
+                    if not inflight:
+                        task = suspects[0]
+                        inflight[executor.submit(function, task)] = task
+                        suspects.popleft()
+                        isolating = True
+                else:
+                    while queue and len(inflight) < limit:
+                        task = queue[0]
+                        inflight[executor.submit(function, task)] = task
+                        queue.popleft()
+            except BrokenProcessPool:
+                # A worker died after the last wait: the task stays queued, the pool is rebuilt below.
+                broken = True
+            done, _ = wait(inflight, return_when=FIRST_COMPLETED) if inflight else (set(), set())
+            if broken or any(isinstance(f.exception(), BrokenProcessPool) for f in done):
                 wait(inflight)  # a broken pool fails every future in it: collect them all
                 for fut, task in inflight.items():
                     exc = fut.exception()
