@@ -1050,6 +1050,8 @@ class _Assembler:
         text = f.get("message")
         if kind == "LOGCAT":
             logger = (f.get("tag") or f.get("tag2") or "").strip() or None
+            if not text and logger:  # kernel `W Call trace:` has no tag: what looks like one is the text
+                text, logger = f"{logger}:", None
         elif kind == "PROXY_MSG":
             logger = f.get("logger")
         elif kind == "NATIVE_MSG" or kind == "HYBRID_TYPE":
