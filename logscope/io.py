@@ -166,7 +166,7 @@ def read_log(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_BYTES
                 # Fail fast on a regular file that is obviously too big; pipes are capped while reading.
                 if stat.S_ISREG(st.st_mode) and st.st_size > max_bytes:
                     raise InputError(f"{name}: {st.st_size} bytes is larger than the limit of {max_bytes}")
-                raw = _read_capped(fh.read, head, name, max_bytes, compressed=False)
+                raw = head + _read_all(_guarded_reader(fh.read, name, None, max_bytes, already=len(head)))
             else:
                 # Replay the sniffed header in front of the rest: works for pipes, which cannot seek.
                 stream = io.BufferedReader(_Replay(head, fh))
@@ -327,10 +327,14 @@ def _read_all(read: Callable[[int], bytes]) -> bytes:
 
 
 def _guarded_reader(
-    read: Callable[[int], bytes], name: str, compression: str | None, max_bytes: int
+    read: Callable[[int], bytes], name: str, compression: str | None, max_bytes: int, *, already: int = 0
 ) -> Callable[[int], bytes]:
-    """``read`` with the size cap and one-line errors for I/O and archive failures."""
-    total = 0
+    """``read`` with the size cap and one-line errors for I/O and archive failures.
+
+    The cap is checked after every read, not once at the end: that is what makes it a protection
+    against decompression bombs and endless pipes. ``already`` counts bytes read before (a sniffed head).
+    """
+    total = already
 
     def guarded(size: int) -> bytes:
         nonlocal total
@@ -437,32 +441,6 @@ class _Replay(io.RawIOBase):
         return len(data)
 
 
-def _read_capped(
-    read: Callable[[int], bytes], head: bytes, name: str, max_bytes: int, *, compressed: bool
-) -> bytes:
-    """Read chunks until EOF, refusing as soon as the total passes ``max_bytes``.
-
-    Stopping early (rather than reading everything and then checking) is what makes the cap a
-    protection against decompression bombs and endless pipes.
-    """
-    chunks = [head] if head else []
-    total = len(head)
-    while True:
-        chunk = read(_CHUNK)
-        if not chunk:
-            break
-        total += len(chunk)
-        if total > max_bytes:
-            if compressed:
-                raise InputError(
-                    f"{name}: decompressed data exceeds the limit of {max_bytes} bytes "
-                    "(refusing a possible decompression bomb)"
-                )
-            raise InputError(f"{name}: larger than the limit of {max_bytes} bytes")
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
 def _open_decompressor(kind: str, stream: IO[bytes]) -> io.BufferedIOBase:
     """A file-like decompressor for ``kind`` reading from ``stream``."""
     if kind == "gzip":
@@ -481,7 +459,7 @@ def _decompress(stream: IO[bytes], kind: str, name: str, max_bytes: int) -> byte
     """
     try:
         with _open_decompressor(kind, stream) as dec:
-            return _read_capped(dec.read, b"", name, max_bytes, compressed=True)
+            return _read_all(_guarded_reader(dec.read, name, kind, max_bytes))
     except EOFError:
         raise InputError(f"{name}: truncated {kind} archive (ends before its end-of-stream marker)") from None
     except (OSError, zlib.error, lzma.LZMAError, ValueError) as exc:
