@@ -1293,46 +1293,36 @@ _TAIL_SLOTS = (
 _LAYER_TAIL = _TAIL_SLOTS[: _TAIL_SLOTS.index("full_name") + 1]  # the slots the layers frame keeps
 _SLOT = {name: i for i, name in enumerate(_TAIL_SLOTS)}
 _FULL_NAME = _SLOT["full_name"]
-_Cell = tuple[tuple[int, ...], Any]  # (slots the cell fills, converter of the cell's token)
-
-
-def _slash_ints(token: str) -> tuple[int | None, ...]:
-    return tuple(_int_or_none(p) for p in token.split("/"))
-
-
-def _na_token(token: str) -> str | None:
-    return None if token == "\\" else token
-
-
-def _cell(column: str) -> _Cell | None:
-    """How one header column's token lands in the tail slots; None for a column logscope does not keep."""
-    if column.startswith("Cycles("):
-        return (_SLOT["ddr_cycles"], _SLOT["npu_cycles"], _SLOT["total_cycles"]), _slash_ints
-    if column == "Task/Lut":
-        return (_SLOT["task_number"], _SLOT["lut_number"]), _slash_ints
-    single = {
-        "DDR Cycles": ("ddr_cycles", _int_or_none),
-        "NPU Cycles": ("npu_cycles", _int_or_none),
-        "Total Cycles": ("total_cycles", _int_or_none),
-        "Time(us)": ("time_us", _int_or_none),
-        "Task Number": ("task_number", _int_or_none),
-        "Lut Number": ("lut_number", _int_or_none),
-        "Task Size": ("task_size", _int_or_none),
-        "Regcmd Size": ("regcmd_size", _int_or_none),
-        "RW(KB)": ("rw_kb", _float_or_none),
-    }.get(column)
-    if single is not None:
-        return (_SLOT[single[0]],), single[1]
-    if column.startswith("MacUsage"):
-        return (_SLOT["mac_usage"],), _na_token
-    if column.startswith("WorkLoad"):
-        return (_SLOT["workload"],), _na_token
-    return None
-
-
-_INT, _FLOAT, _TEXT, _SPLIT = 0, 1, 2, 3  # how a cell's token is converted
+_INT, _FLOAT, _TEXT, _SPLIT = 0, 1, 2, 3  # how a cell's token is converted (`\\` means n/a)
 _Step = tuple[int, tuple[int, ...]]  # (conversion, slots it fills)
 _PLANS: dict[int, tuple[tuple[str, ...], tuple[_Step | None, ...]]] = {}
+_SINGLE_CELLS = {
+    "DDR Cycles": ("ddr_cycles", _INT),
+    "NPU Cycles": ("npu_cycles", _INT),
+    "Total Cycles": ("total_cycles", _INT),
+    "Time(us)": ("time_us", _INT),
+    "Task Number": ("task_number", _INT),
+    "Lut Number": ("lut_number", _INT),
+    "Task Size": ("task_size", _INT),
+    "Regcmd Size": ("regcmd_size", _INT),
+    "RW(KB)": ("rw_kb", _FLOAT),
+}
+
+
+def _cell(column: str) -> _Step | None:
+    """How one header column's token lands in the tail slots; None for a column logscope does not keep."""
+    if column.startswith("Cycles("):
+        return _SPLIT, (_SLOT["ddr_cycles"], _SLOT["npu_cycles"], _SLOT["total_cycles"])
+    if column == "Task/Lut":
+        return _SPLIT, (_SLOT["task_number"], _SLOT["lut_number"])
+    single = _SINGLE_CELLS.get(column)
+    if single is not None:
+        return single[1], (_SLOT[single[0]],)
+    if column.startswith("MacUsage"):
+        return _TEXT, (_SLOT["mac_usage"],)
+    if column.startswith("WorkLoad"):
+        return _TEXT, (_SLOT["workload"],)
+    return None
 
 
 def _tail_plan(columns: tuple[str, ...]) -> tuple[_Step | None, ...]:
@@ -1341,19 +1331,11 @@ def _tail_plan(columns: tuple[str, ...]) -> tuple[_Step | None, ...]:
     cached = _PLANS.get(id(columns))
     if cached is not None and cached[0] is columns:
         return cached[1]
-    steps: list[_Step | None] = []
-    for column in columns:
-        cell = _cell(column)
-        if cell is None:
-            steps.append(None)
-            continue
-        slots, convert = cell
-        kind = {_int_or_none: _INT, _float_or_none: _FLOAT, _na_token: _TEXT, _slash_ints: _SPLIT}[convert]
-        steps.append((kind, slots))
+    steps = tuple(_cell(column) for column in columns)
     if len(_PLANS) > 256:
         _PLANS.clear()
-    _PLANS[id(columns)] = (columns, tuple(steps))
-    return tuple(steps)
+    _PLANS[id(columns)] = (columns, steps)
+    return steps
 
 
 def _parse_layer_tail(tail: str, header: tuple[str, ...] | None) -> tuple[Any, ...] | None:
