@@ -101,3 +101,15 @@ def grouped(frame: pd.DataFrame) -> Iterator[tuple[int | None, pd.DataFrame]]:
     groups = {as_int(k): rows for k, rows in frame.groupby("build_index", sort=False, dropna=False)}
     for build_index in sorted(groups, key=lambda v: (v is None, v or 0)):
         yield build_index, groups[build_index]
+
+
+def printed_perf_total(log: ParsedLog, build_index: int | None) -> tuple[int | None, int | None]:
+    """The build's printed total perf time (µs) and its line, from `perf_totals`; (None, None) if none."""
+    totals = log.frames.get("perf_totals")
+    if totals is None or totals.empty:
+        return None, None
+    for row in rows_of_build(totals, build_index).itertuples(index=False):
+        value = as_int(row.total_time_us)
+        if value:
+            return value, as_int(row.time_line)
+    return None, None

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from logscope.model import ParsedLog
-from logscope.rules._common import as_int, as_str, grouped, pct, rows_of_build
+from logscope.rules._common import as_int, as_str, grouped, pct, printed_perf_total
 from logscope.rules.finding import Finding, Severity
 
 CODE = "NPU002"
@@ -72,17 +72,6 @@ def mac_percent(text: str | None) -> float | None:
         return None
 
 
-def _printed_total(log: ParsedLog, build_index: int | None) -> tuple[int | None, int | None]:
-    totals = log.frames.get("perf_totals")
-    if totals is None or totals.empty:
-        return None, None
-    for row in rows_of_build(totals, build_index).itertuples(index=False):
-        value = as_int(row.total_time_us)
-        if value:
-            return value, as_int(row.time_line)
-    return None, None
-
-
 def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
     for frame_name in ("perf", "layers"):
         frame = log.frames.get(frame_name)
@@ -95,7 +84,7 @@ def _check_table(log: ParsedLog, table: Any, options: Options) -> Iterator[Findi
         timed = layers[layers["time_us"].notna() & (layers["time_us"] > 0)]
         if timed.empty:
             continue
-        printed, total_line = _printed_total(log, build_index)
+        printed, total_line = printed_perf_total(log, build_index)
         if printed is None and len(timed) < options.min_timed_layers:
             continue
         total = printed if printed is not None else int(timed["time_us"].sum())

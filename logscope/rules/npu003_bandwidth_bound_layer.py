@@ -69,7 +69,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from logscope.model import ParsedLog
-from logscope.rules._common import as_float, as_int, as_str, grouped, pct, rows_of_build
+from logscope.rules._common import as_float, as_int, as_str, grouped, pct, printed_perf_total
 from logscope.rules.finding import Finding, Severity
 
 CODE = "NPU003"
@@ -101,18 +101,6 @@ def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
             yield from _check_table(log, frame_name, frame, options)
 
 
-def _printed_total(log: ParsedLog, build_index: int | None) -> tuple[int | None, int | None]:
-    """The build's printed total time (µs) and its line, from `perf_totals`."""
-    totals = log.frames.get("perf_totals")
-    if totals is None or totals.empty:
-        return None, None
-    for row in rows_of_build(totals, build_index).itertuples(index=False):
-        value = as_int(row.total_time_us)
-        if value:
-            return value, as_int(row.time_line)
-    return None, None
-
-
 def _check_table(log: ParsedLog, frame_name: str, table: pd.DataFrame, options: Options) -> Iterator[Finding]:
     ddr, npu = table["ddr_cycles"], table["npu_cycles"]
     over = (ddr.notna() & npu.notna() & (npu > 0) & (ddr > options.max_ratio * npu)).fillna(False)
@@ -125,7 +113,7 @@ def _check_table(log: ParsedLog, frame_name: str, table: pd.DataFrame, options: 
         candidates = layers[over.loc[layers.index].to_numpy(dtype=bool)]
         times = layers["time_us"]
         timed = times.notna() & (times > 0)
-        printed, total_line = _printed_total(log, build_index) if frame_name == "perf" else (None, None)
+        printed, total_line = printed_perf_total(log, build_index) if frame_name == "perf" else (None, None)
         if timed.any():
             basis, unit = "time", "µs"
             counted = int(timed.sum())
