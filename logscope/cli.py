@@ -137,7 +137,7 @@ def explain_command(
 # --- reference analysis (issue 7): `logscope reference MODEL` and `logscope check LOG --onnx MODEL` ---
 
 
-class ReferenceFormat(str, Enum):
+class TextOrJson(str, Enum):
     text = "text"
     json = "json"
 
@@ -155,8 +155,8 @@ def _input_shapes(values: list[str] | None) -> dict[str | None, tuple[int, ...]]
 @app.command("reference")
 def reference_command(
     model: Path = typer.Argument(..., help="An ONNX model (.onnx)."),
-    output_format: ReferenceFormat = typer.Option(
-        ReferenceFormat.text, "--format", "-f", help="text or json."
+    output_format: TextOrJson = typer.Option(
+        TextOrJson.text, "--format", "-f", help="text or json."
     ),
     target: str = typer.Option("rk3588", "--target", help="RKNN platform: rk3588, rv1106, rk3566..."),
     dtype: str = typer.Option("int8", "--dtype", help="Deployment dtype: int8 (int32 bias), fp16 or fp32."),
@@ -200,7 +200,7 @@ def reference_command(
             plot_reference_curves(result, plot)
     except OSError as exc:
         raise _fail(f"cannot write output: {exc.strerror or exc}") from None
-    if output_format is ReferenceFormat.json:
+    if output_format is TextOrJson.json:
         sys.stdout.write(render_reference_json(result) + "\n")
     else:
         Console(highlight=False, soft_wrap=True).print(render_reference_text(result), markup=False)
@@ -215,8 +215,8 @@ def check_command(
     input_shape: list[str] | None = typer.Option(None, "--input-shape", help="NAME=1x3x640x640 (repeat)."),
     quirk: list[str] | None = typer.Option(None, "--quirk", help="RKNN padding quirk (docs/reference.md)."),
     build: int | None = typer.Option(None, "--build", help="Build index (default: the last with tables)."),
-    output_format: ReferenceFormat = typer.Option(
-        ReferenceFormat.text, "--format", "-f", help="text or json."
+    output_format: TextOrJson = typer.Option(
+        TextOrJson.text, "--format", "-f", help="text or json."
     ),
     frames_out: Path | None = typer.Option(None, "--frames-out", help="Write the comparison frames here."),
     frames_format: FramesFormat = typer.Option(
@@ -274,7 +274,7 @@ def check_command(
             plot_check_curves(result, plot)
     except OSError as exc:
         raise _fail(f"cannot write output: {exc.strerror or exc}") from None
-    if output_format is ReferenceFormat.json:
+    if output_format is TextOrJson.json:
         sys.stdout.write(render_check_json(result, log.findings) + "\n")
     else:
         Console(highlight=False, soft_wrap=True).print(render_check_text(result, log.findings), markup=False)
@@ -289,11 +289,6 @@ def check_command(
 class AuditEngine(str, Enum):
     local = "local"
     dask = "dask"
-
-
-class AuditFormat(str, Enum):
-    text = "text"
-    json = "json"
 
 
 class TrendFormat(str, Enum):
@@ -335,8 +330,8 @@ def audit_command(
     ),
     ignore: list[str] | None = typer.Option(None, "--ignore", help="Skip these rules."),
     target_preset: str | None = typer.Option(None, "--target", help="Target preset: rk3588, rv1106, ..."),
-    output_format: AuditFormat = typer.Option(
-        AuditFormat.text, "--format", "-f", help="Summary as text or json."
+    output_format: TextOrJson = typer.Option(
+        TextOrJson.text, "--format", "-f", help="Summary as text or json."
     ),
     verbose: bool = typer.Option(
         False, "--verbose", "-v", help="A line per committed batch and failed file."
@@ -378,7 +373,7 @@ def audit_command(
         raise typer.Exit(code=130) from None
     except LogscopeError as exc:
         raise _fail(str(exc)) from None
-    if output_format is AuditFormat.json:
+    if output_format is TextOrJson.json:
         sys.stdout.write(render_audit_json(report) + "\n")
     else:
         Console(highlight=False, soft_wrap=True).print(summary_table(report))
