@@ -15,7 +15,10 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from tests.test_reference_rknn import MOBILENET_V1, mobilenet_v1
+# MobileNet v1 1.0/224: conv 3x3/2 to 32, then (depthwise stride, pointwise channels) pairs.
+MOBILENET_V1 = (
+    [(1, 64), (2, 128), (1, 128), (2, 256), (1, 256), (2, 512)] + [(1, 512)] * 5 + [(2, 1024), (1, 1024)]
+)
 
 
 def mobilenet_v1_width(alpha: float, classes: int = 1001) -> onnx.ModelProto:
@@ -65,12 +68,17 @@ def mobilenet_v1_width(alpha: float, classes: int = 1001) -> onnx.ModelProto:
     nodes.append(helper.make_node("Softmax", ["logits"], ["prob"], name="Softmax", axis=1))
     graph = helper.make_graph(
         nodes,
-        f"mobilenet_v1_{alpha}",
+        "mobilenet_v1" if alpha == 1.0 else f"mobilenet_v1_{alpha}",
         [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 3, 224, 224])],
         [helper.make_tensor_value_info("prob", TensorProto.FLOAT, [1, classes])],
         inits,
     )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def mobilenet_v1(classes: int = 1001) -> onnx.ModelProto:
+    """The standard MobileNet v1 (224x224, Relu6 as Clip, BN folded into conv biases), as TF exports it."""
+    return mobilenet_v1_width(1.0, classes)
 
 
 def residual_block() -> onnx.ModelProto:

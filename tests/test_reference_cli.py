@@ -10,9 +10,9 @@ import pytest
 from typer.testing import CliRunner
 
 from logscope.cli import app
+from tests.check_models import mobilenet_v1
 from tests.conftest import MOBILENET, RKNN
 from tests.test_reference_light import LIGHT
-from tests.test_reference_rknn import mobilenet_v1
 
 runner = CliRunner()
 SQUEEZENET = str(LIGHT / "light_squeezenet.onnx")

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper, numpy_helper
 
 import logscope
 from logscope.reference import (
@@ -17,68 +15,10 @@ from logscope.reference import (
     replay_log,
 )
 from logscope.reference.rknn import C2_TABLE, native_layout
+from tests.check_models import mobilenet_v1
 from tests.conftest import MOBILENET, RKNN
 
 SRAM_LOG = RKNN / "29-doc-rknpu2-sram-runtime-log-level3-rk3588.log"
-
-# MobileNet v1 1.0/224: conv 3x3/2 to 32, then (depthwise stride, pointwise channels) pairs.
-MOBILENET_V1 = (
-    [(1, 64), (2, 128), (1, 128), (2, 256), (1, 256), (2, 512)] + [(1, 512)] * 5 + [(2, 1024), (1, 1024)]
-)
-
-
-def mobilenet_v1(classes: int = 1001) -> onnx.ModelProto:
-    """The standard MobileNet v1 (224x224, Relu6 as Clip, BN folded into conv biases), as TF exports it."""
-    nodes: list[onnx.NodeProto] = []
-    inits: list[onnx.TensorProto] = []
-
-    def const(name: str, array: np.ndarray) -> str:
-        inits.append(numpy_helper.from_array(array.astype(np.float32), name))
-        return name
-
-    lo, hi = const("relu6_min", np.array(0.0)), const("relu6_max", np.array(6.0))
-    count = 0
-
-    def conv(x: str, cin: int, cout: int, k: int, stride: int, group: int, act: bool = True) -> str:
-        nonlocal count
-        count += 1
-        w = const(f"w{count}", np.zeros((cout, cin // group, k, k)))
-        b = const(f"b{count}", np.zeros(cout))
-        y = f"conv{count}"
-        nodes.append(
-            helper.make_node(
-                "Conv",
-                [x, w, b],
-                [y],
-                name=f"Conv{count}",
-                kernel_shape=[k, k],
-                strides=[stride, stride],
-                pads=[k // 2] * 4,
-                group=group,
-            )
-        )
-        if not act:
-            return y
-        nodes.append(helper.make_node("Clip", [y, lo, hi], [f"relu6_{count}"], name=f"Relu6_{count}"))
-        return f"relu6_{count}"
-
-    x, c = conv("input", 3, 32, 3, 2, 1), 32
-    for stride, cout in MOBILENET_V1:
-        x = conv(x, c, c, 3, stride, c)
-        x, c = conv(x, c, cout, 1, 1, 1), cout
-    nodes.append(helper.make_node("GlobalAveragePool", [x], ["pool"], name="AvgPool"))
-    logits = conv("pool", 1024, classes, 1, 1, 1, act=False)
-    inits.append(numpy_helper.from_array(np.array([1, classes], dtype=np.int64), "flat_shape"))
-    nodes.append(helper.make_node("Reshape", [logits, "flat_shape"], ["logits"], name="Reshape"))
-    nodes.append(helper.make_node("Softmax", ["logits"], ["prob"], name="Softmax", axis=1))
-    graph = helper.make_graph(
-        nodes,
-        "mobilenet_v1",
-        [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 3, 224, 224])],
-        [helper.make_tensor_value_info("prob", TensorProto.FLOAT, [1, classes])],
-        inits,
-    )
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
 
 
 @pytest.fixture(scope="module")

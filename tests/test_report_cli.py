@@ -80,7 +80,7 @@ def test_plot_errors(tmp_path):
 
 
 def test_plot_memory_with_an_onnx_reference(tmp_path):
-    from tests.test_reference_rknn import mobilenet_v1
+    from tests.check_models import mobilenet_v1
 
     model = tmp_path / "mobilenet_v1.onnx"
     onnx.save(mobilenet_v1(), model)
