@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
 import traceback
@@ -31,7 +30,7 @@ if str(ROOT) not in sys.path:  # run as `python benchmarks/mcu_run.py`
 
 from benchmarks.mcu_baseline import scan, scan_peaks  # noqa: E402
 from benchmarks.mcu_generate import GENERATOR_VERSION, generate_trace  # noqa: E402
-from benchmarks.run import interleaved, machine  # noqa: E402
+from benchmarks.run import interleaved, machine, run_child  # noqa: E402
 
 OUT = ROOT / "benchmarks" / "out"
 WARM_UP = ROOT / "fixtures" / "synthetic" / "heap-trace-issue-example.txt"
@@ -77,18 +76,7 @@ def cached_trace(ops: int, ops_per_run: int, seed: int) -> tuple[Path, dict[str,
 
 
 def child_peak(path: Path, which: str) -> dict[str, Any]:
-    proc = subprocess.run(
-        [sys.executable, "-c", _CHILD, str(path), which, str(WARM_UP)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if proc.returncode != 0:
-        return {"error": (proc.stderr or proc.stdout).strip()[-4000:]}
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
-    out["parse_rss_kb"] = out["rss_peak_kb"] - out["rss_before_kb"]
-    return out
+    return run_child(_CHILD, [str(path), which, str(WARM_UP)])
 
 
 def throughput(path: Path, stats: dict[str, Any], repeat: int) -> dict[str, Any]:

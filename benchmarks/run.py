@@ -319,19 +319,21 @@ def cross_check(path: Path, log: Any) -> dict[str, dict[str, Any]]:
 # ------------------------------------------------------------------------------------------ memory
 
 
-def child_peak(path: Path, which: str, trace: bool) -> dict[str, Any]:
+def run_child(source: str, args: list[str]) -> dict[str, Any]:
+    """Run a measuring `source` in a fresh interpreter; its last stdout line is JSON with rss_before_kb
+    and rss_peak_kb. Adds parse_rss_kb (the parse's own peak); an error becomes {"error": ...}."""
     proc = subprocess.run(
-        [sys.executable, "-c", _CHILD, str(path), which, "1" if trace else "0", str(fixture_path())],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
+        [sys.executable, "-c", source, *args], cwd=ROOT, capture_output=True, text=True, check=False
     )
     if proc.returncode != 0:
         return {"error": (proc.stderr or proc.stdout).strip()[-4000:]}
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     out["parse_rss_kb"] = out["rss_peak_kb"] - out["rss_before_kb"]
     return out
+
+
+def child_peak(path: Path, which: str, trace: bool) -> dict[str, Any]:
+    return run_child(_CHILD, [str(path), which, "1" if trace else "0", str(fixture_path())])
 
 
 def memory(
