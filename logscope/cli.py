@@ -155,9 +155,7 @@ def _input_shapes(values: list[str] | None) -> dict[str | None, tuple[int, ...]]
 @app.command("reference")
 def reference_command(
     model: Path = typer.Argument(..., help="An ONNX model (.onnx)."),
-    output_format: TextOrJson = typer.Option(
-        TextOrJson.text, "--format", "-f", help="text or json."
-    ),
+    output_format: TextOrJson = typer.Option(TextOrJson.text, "--format", "-f", help="text or json."),
     target: str = typer.Option("rk3588", "--target", help="RKNN platform: rk3588, rv1106, rk3566..."),
     dtype: str = typer.Option("int8", "--dtype", help="Deployment dtype: int8 (int32 bias), fp16 or fp32."),
     input_shape: list[str] | None = typer.Option(
@@ -215,9 +213,7 @@ def check_command(
     input_shape: list[str] | None = typer.Option(None, "--input-shape", help="NAME=1x3x640x640 (repeat)."),
     quirk: list[str] | None = typer.Option(None, "--quirk", help="RKNN padding quirk (docs/reference.md)."),
     build: int | None = typer.Option(None, "--build", help="Build index (default: the last with tables)."),
-    output_format: TextOrJson = typer.Option(
-        TextOrJson.text, "--format", "-f", help="text or json."
-    ),
+    output_format: TextOrJson = typer.Option(TextOrJson.text, "--format", "-f", help="text or json."),
     frames_out: Path | None = typer.Option(None, "--frames-out", help="Write the comparison frames here."),
     frames_format: FramesFormat = typer.Option(
         FramesFormat.parquet, "--frames-format", help="parquet or csv."
