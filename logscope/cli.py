@@ -152,10 +152,23 @@ def _input_shapes(values: list[str] | None) -> dict[str | None, tuple[int, ...]]
     return shapes
 
 
+class ReferenceFormat(str, Enum):
+    text = "text"
+    json = "json"
+    c = "c"
+
+
 @app.command("reference")
 def reference_command(
-    model: Path = typer.Argument(..., help="An ONNX model (.onnx)."),
-    output_format: TextOrJson = typer.Option(TextOrJson.text, "--format", "-f", help="text or json."),
+    model: Path = typer.Argument(..., help="An ONNX model (.onnx) or a TFLite model (.tflite)."),
+    output_format: ReferenceFormat = typer.Option(
+        ReferenceFormat.text, "--format", "-f", help="text, json, or c (.tflite: the kTensorArenaSize line)."
+    ),
+    margin: float = typer.Option(0.0, "--margin", help=".tflite: safety factor on tensor_arena (0.1 = +10 %)."),
+    arch: str = typer.Option("x86_64", "--arch", help=".tflite: struct sizes of x86_64 or arm32 (Cortex-M)."),
+    kernels: str = typer.Option(
+        "reference", "--kernels", help=".tflite: scratch buffers of reference or cmsis-nn kernels."
+    ),
     target: str = typer.Option("rk3588", "--target", help="RKNN platform: rk3588, rv1106, rk3566..."),
     dtype: str = typer.Option("int8", "--dtype", help="Deployment dtype: int8 (int32 bias), fp16 or fp32."),
     input_shape: list[str] | None = typer.Option(
@@ -170,7 +183,15 @@ def reference_command(
     ),
     plot: Path | None = typer.Option(None, "--plot", help="Write the memory-over-ops curves as a PNG."),
 ) -> None:
-    """Memory figures of an ONNX model: weights, MACs, lifetimes, every planner, RKNN emulation."""
+    """Memory figures of a model. ONNX: weights, MACs, lifetimes, every planner, RKNN emulation.
+    .tflite: the TFLite Micro tensor_arena (head + tail), the op of the peak, every component."""
+    from logscope.reference.tflite_loader import is_tflite
+
+    if is_tflite(model) or model.suffix.lower() == ".tflite":
+        _reference_tflite(model, output_format, margin, arch, kernels, frames_out, plot)
+        return
+    if output_format is ReferenceFormat.c:
+        raise _fail("--format c prints TFLM's kTensorArenaSize: it needs a .tflite model")
     from logscope.reference import ReferenceOptions, analyze_model
     from logscope.render.reference import (
         plot_reference_curves,
@@ -198,16 +219,52 @@ def reference_command(
             plot_reference_curves(result, plot)
     except OSError as exc:
         raise _fail(f"cannot write output: {exc.strerror or exc}") from None
-    if output_format is TextOrJson.json:
+    if output_format is ReferenceFormat.json:
         sys.stdout.write(render_reference_json(result) + "\n")
     else:
         Console(highlight=False, soft_wrap=True).print(render_reference_text(result), markup=False)
 
 
+def _reference_tflite(
+    model: Path,
+    output_format: ReferenceFormat,
+    margin: float,
+    arch: str,
+    kernels: str,
+    frames_out: Path | None,
+    plot: Path | None,
+) -> None:
+    from logscope.reference.tflm import TflmOptions, analyze_tflite
+    from logscope.render.tflm import plot_tflm_curve, render_tflm_c, render_tflm_json, render_tflm_text
+
+    if frames_out is not None:
+        raise _fail("--frames-out is for ONNX models; use --format json for a .tflite model's figures")
+    try:
+        pred = analyze_tflite(model, TflmOptions(arch=arch, kernels=kernels, margin=margin))
+    except LogscopeError as exc:
+        raise _fail(str(exc)) from None
+    try:
+        if plot is not None:
+            plot_tflm_curve(pred, plot)
+    except OSError as exc:
+        raise _fail(f"cannot write output: {exc.strerror or exc}") from None
+    if output_format is ReferenceFormat.json:
+        sys.stdout.write(render_tflm_json(pred) + "\n")
+    elif output_format is ReferenceFormat.c:
+        sys.stdout.write(render_tflm_c(pred))
+    else:
+        Console(highlight=False, soft_wrap=True).print(render_tflm_text(pred), markup=False)
+
+
 @app.command("check")
 def check_command(
-    log_file: Path = typer.Argument(..., help="An RKNN build or runtime log."),
-    onnx_model: Path = typer.Option(..., "--onnx", help="The ONNX model the log was built from."),
+    log_file: Path = typer.Argument(..., help="An RKNN build or runtime log, or an MCU trace."),
+    onnx_model: Path | None = typer.Option(None, "--onnx", help="The ONNX model an RKNN log was built from."),
+    model_file: Path | None = typer.Option(
+        None, "--model", help="The model: .tflite for an MCU trace (TFLM prediction), .onnx as --onnx."
+    ),
+    arch: str | None = typer.Option(None, "--arch", help="MCU: x86_64 or arm32 (default: from the trace)."),
+    kernels: str = typer.Option("reference", "--kernels", help="MCU: reference or cmsis-nn kernels."),
     target: str | None = typer.Option(None, "--target", help="RKNN platform (default: the log's)."),
     dtype: str | None = typer.Option(None, "--dtype", help="int8, fp16 or fp32 (default: the log's)."),
     input_shape: list[str] | None = typer.Option(None, "--input-shape", help="NAME=1x3x640x640 (repeat)."),
@@ -232,8 +289,26 @@ def check_command(
         None, "--ignore", help="Skip these rules (added to the config's)."
     ),
 ) -> None:
-    """Put a log and its ONNX model side by side: weights, pool, tensors, fusions, allocator; then run
-    the rules on the checked log (the REF rules judge the disagreements)."""
+    """Put a log and its model side by side, then run the rules on the checked log (the REF rules judge
+    the disagreements). RKNN log + ONNX: weights, pool, tensors, fusions, allocator. MCU trace + .tflite:
+    allocator figures, per-op heap trace, op list and stated arena against the TFLM prediction."""
+    from logscope.reference.tflite_loader import is_tflite
+
+    if onnx_model is not None and model_file is not None:
+        raise _fail("give the model once: --model or --onnx")
+    if model_file is not None and (is_tflite(model_file) or model_file.suffix.lower() == ".tflite"):
+        rknn_only = {"--onnx": onnx_model, "--target": target, "--dtype": dtype, "--input-shape": input_shape,
+                     "--quirk": quirk, "--build": build}
+        given = [k for k, v in rknn_only.items() if v]
+        if given:
+            raise _fail(f"{', '.join(given)}: RKNN-only option(s); a .tflite model checks an MCU trace")
+        _check_mcu(log_file, model_file, arch, kernels, output_format, plot, fail_on, config_path, select, ignore)
+        return
+    onnx_model = onnx_model or model_file
+    if onnx_model is None:
+        raise _fail("name the model: --model MODEL.tflite (MCU trace) or --onnx MODEL.onnx (RKNN log)")
+    if arch is not None or kernels != "reference":
+        raise _fail("--arch and --kernels are for MCU traces checked against a .tflite model")
     from logscope.reference import check_log_against_model
     from logscope.render.reference import (
         plot_check_curves,
@@ -250,6 +325,8 @@ def check_command(
             fail_on=fail_on.value if fail_on else None,
         )
         log = parse(log_file)
+        if log.kind.startswith("mcu"):
+            raise _fail(f"{log_file} is an MCU trace ({log.kind}): check it with --model MODEL.tflite")
         result = check_log_against_model(
             log,
             onnx_model,
@@ -274,6 +351,49 @@ def check_command(
         sys.stdout.write(render_check_json(result, log.findings) + "\n")
     else:
         Console(highlight=False, soft_wrap=True).print(render_check_text(result, log.findings), markup=False)
+    worst = worst_severity(log.findings)
+    if worst is not None and worst >= config.fail_on:
+        raise typer.Exit(code=1)
+
+
+def _check_mcu(
+    log_file: Path,
+    model_file: Path,
+    arch: str | None,
+    kernels: str,
+    output_format: TextOrJson,
+    plot: Path | None,
+    fail_on: Level | None,
+    config_path: Path | None,
+    select: list[str] | None,
+    ignore: list[str] | None,
+) -> None:
+    from logscope.reference.tflite_loader import load_tflite
+    from logscope.reference.tflm import TflmOptions
+    from logscope.reference.tflm_check import check_trace_against_tflite
+    from logscope.render.tflm import plot_tflm_curve, render_mcu_check_json, render_mcu_check_text
+
+    try:
+        config = resolve_config(config_path, log_file).with_overrides(
+            select=select, ignore=ignore, fail_on=fail_on.value if fail_on else None
+        )
+        log = parse(log_file)
+        model = load_tflite(model_file)
+        options = TflmOptions(arch=arch or "x86_64", kernels=kernels)
+        result = check_trace_against_tflite(log, model, options, arch_given=arch is not None)
+        result.attach_to(log)
+        analyze_log(log, config)
+    except LogscopeError as exc:
+        raise _fail(str(exc)) from None
+    try:
+        if plot is not None:
+            plot_tflm_curve(result.prediction, plot, result)
+    except OSError as exc:
+        raise _fail(f"cannot write output: {exc.strerror or exc}") from None
+    if output_format is TextOrJson.json:
+        sys.stdout.write(render_mcu_check_json(result, log.findings) + "\n")
+    else:
+        Console(highlight=False, soft_wrap=True).print(render_mcu_check_text(result, log.findings), markup=False)
     worst = worst_severity(log.findings)
     if worst is not None and worst >= config.fail_on:
         raise typer.Exit(code=1)

@@ -162,9 +162,18 @@ def read_tflite(data: bytes, source: str = "<model>") -> TfliteModel:
         return _read(data, source)
     except ModelFormatError:
         raise
-    except (struct.error, IndexError, ValueError, TypeError, UnicodeDecodeError, OverflowError,
-            AttributeError) as exc:
-        raise ModelFormatError(f"{source}: malformed .tflite flatbuffer ({type(exc).__name__}: {exc})") from None
+    except (
+        struct.error,
+        IndexError,
+        ValueError,
+        TypeError,
+        UnicodeDecodeError,
+        OverflowError,
+        AttributeError,
+    ) as exc:
+        raise ModelFormatError(
+            f"{source}: malformed .tflite flatbuffer ({type(exc).__name__}: {exc})"
+        ) from None
 
 
 def _count(n: int, limit: int, what: str, data: bytes, source: str, elem: int = 4) -> int:

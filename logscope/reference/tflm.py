@@ -250,7 +250,11 @@ class TflmPrediction:
                 "inputs": [_tensor_text(m.main, i) for i in m.main.inputs],
                 "outputs": [_tensor_text(m.main, i) for i in m.main.outputs],
             },
-            "options": {"arch": self.options.arch, "kernels": self.options.kernels, "margin": self.options.margin},
+            "options": {
+                "arch": self.options.arch,
+                "kernels": self.options.kernels,
+                "margin": self.options.margin,
+            },
             "tensor_arena_bytes": self.total,
             "tensor_arena_with_margin_bytes": self.with_margin,
             "head_bytes": self.head,
@@ -313,7 +317,11 @@ def scratch_requests(sg: TfSubgraph, kernels: str) -> list[tuple[int, int, str]]
             w = sg.tensors[op.inputs[1]].shape
             kh, kw = (w[1], w[2]) if len(w) == 4 else (1, 1)
             o = op.options
-            fast = (kh, kw) == (3, 3) and o.get("depth_multiplier", 1) == 1 and o.get("dilation_h_factor", 1) == 1
+            fast = (
+                (kh, kw) == (3, 3)
+                and o.get("depth_multiplier", 1) == 1
+                and o.get("dilation_h_factor", 1) == 1
+            )
             if not fast:
                 out.append((op.index, cin * kh * kw * 2, f"arm_depthwise_conv_s8_opt: {cin}·{kh}·{kw}·2 B"))
         elif op.opcode == "AVERAGE_POOL_2D":
@@ -421,7 +429,9 @@ def greedy_plan(buffers: Sequence[PlannedBuffer]) -> list[int]:
     # ReverseSortInPlace: bubble sort, swap when the earlier is smaller (stable for equal sizes).
     online.sort(key=lambda i: -buffers[i].size)
     order[head:] = online
-    placed: list[tuple[int, int]] = []  # (offset, buffer), in offset order; equal offsets keep insertion order
+    placed: list[
+        tuple[int, int]
+    ] = []  # (offset, buffer), in offset order; equal offsets keep insertion order
     for i in order:
         b = buffers[i]
         if b.offline_offset != ONLINE:
@@ -488,7 +498,9 @@ class _Tail:
         return [TailItem(k, v[0], v[1], v[2], self.sources[k]) for k, v in self.items.items()]
 
 
-def persistent_tail(model: TfliteModel, profile: TailProfile, scratch_count: int) -> tuple[list[TailItem], list[str]]:
+def persistent_tail(
+    model: TfliteModel, profile: TailProfile, scratch_count: int
+) -> tuple[list[TailItem], list[str]]:
     sg = model.main
     p = profile
     notes: list[str] = []
@@ -554,12 +566,21 @@ def persistent_tail(model: TfliteModel, profile: TailProfile, scratch_count: int
             f"{p.pointer} B per model input / output",
         )
         for i in group:
-            t.alloc("persistent TfLiteTensor data", p.persistent_tensor, ptr_align,
-                    f"{p.persistent_tensor} B per model input and output", 1)
+            t.alloc(
+                "persistent TfLiteTensor data",
+                p.persistent_tensor,
+                ptr_align,
+                f"{p.persistent_tensor} B per model input and output",
+                1,
+            )
             q = sg.tensors[i].quant
             if q is not None and sg.tensors[i].dtype not in ("FLOAT32", "FLOAT16"):
-                t.alloc("persistent TfLiteTensor quantization data", p.affine_quantization, ptr_align,
-                        f"TfLiteAffineQuantization ({p.affine_quantization} B) + zero-point array (4 + 4·n B)")
+                t.alloc(
+                    "persistent TfLiteTensor quantization data",
+                    p.affine_quantization,
+                    ptr_align,
+                    f"TfLiteAffineQuantization ({p.affine_quantization} B) + zero-point array (4 + 4·n B)",
+                )
                 t.alloc("persistent TfLiteTensor quantization data", 4 + 4 * max(q.zero_points, 1), 4, "", 0)
     variables = [x for x in sg.tensors if x.is_variable]
     for x in variables:

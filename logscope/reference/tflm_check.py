@@ -1,0 +1,424 @@
+"""`check` for MCU traces: a board's (or the TFLM Python interpreter's) output beside a .tflite model.
+
+Compared, each with the log's line and a cause computed from the evidence:
+- RecordingMicroAllocator figures (head, tail, total, each tail category and its count) against the
+  TFLM arena prediction (`logscope.reference.tflm`). The counts are the strongest evidence that a trace
+  and a model belong together: TFLM allocates one TfLiteEvalTensor per tensor of the model and one
+  NodeAndRegistration per operator, whatever the board.
+- A per-op heap trace (`Op[i] NAME: delta=…, total=…`) against the model's per-op change in live
+  bytes (the op's outputs allocated, the inputs it reads last freed): an op whose delta the model does
+  not explain is named with the difference.
+- Profiler or op-list operator types against the model's operator list.
+- The arena size the log states against what is needed.
+
+The rows go into `check_summary` (the frame the RKNN check fills too) and reach the rules engine, where
+REF004 judges a trace that does not match its model and REF005 a stated arena below the need.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from logscope.model import ParsedLog
+from logscope.reference.errors import ReferenceOptionError
+from logscope.reference.frames import build_reference_frame, frame_records
+from logscope.reference.tflite_loader import TfliteModel
+from logscope.reference.tflm import TAIL_PROFILES, TflmOptions, TflmPrediction, predict_arena
+
+SCHEMA_VERSION = 1
+
+# The check_summary items of an MCU check (the REF004/REF005 rules read them by these names).
+HEAD = "arena head (TFLM greedy plan)"
+TAIL = "arena tail (persistent allocations)"
+TOTAL = "arena total"
+EVAL_COUNT = "TfLiteEvalTensor count (model tensors)"
+NODE_COUNT = "NodeAndRegistration count (model operators)"
+TRACE_OPS = "heap-trace ops (model operators)"
+OP_LIST = "profiled operator types (model operators)"
+STATED_ARENA = "stated arena vs needed"
+OP_DELTA_PREFIX = "heap-trace op "
+MEMBERSHIP_ITEMS = (EVAL_COUNT, NODE_COUNT, TRACE_OPS, OP_LIST)
+
+_TAIL_CATEGORIES = {
+    "TfLiteEvalTensor data": ("TfLiteEvalTensor data",),
+    "Persistent TfLiteTensor data": ("persistent TfLiteTensor data",),
+    "Persistent TfLiteTensor quantization data": ("persistent TfLiteTensor quantization data",),
+    "NodeAndRegistration struct": ("NodeAndRegistration structs",),
+    "Persistent buffer data": ("kernel op data", "kernel per-channel arrays", "interpreter tensor arrays"),
+}
+
+# Profiler tags name kernels as TFLM registers them; op-list and heap traces often use Keras-style names.
+_ALIASES = {
+    "CONV2D": "CONV_2D",
+    "DEPTHWISECONV2D": "DEPTHWISE_CONV_2D",
+    "DENSE": "FULLY_CONNECTED",
+    "MAXPOOL": "MAX_POOL_2D",
+    "MAXPOOLING2D": "MAX_POOL_2D",
+    "AVGPOOL": "AVERAGE_POOL_2D",
+    "AVERAGEPOOLING2D": "AVERAGE_POOL_2D",
+    "CONCAT": "CONCATENATION",
+}
+
+
+@dataclass
+class McuCheckResult:
+    log_source: str
+    model_source: str
+    prediction: TflmPrediction
+    rows: list[dict[str, Any]]
+    trace_curve: list[tuple[int, int]]
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def frames(self) -> dict[str, pd.DataFrame]:
+        curve = [
+            {
+                "source": "reference",
+                "step": r["op_index"],
+                "op": r["op"],
+                "high_water_bytes": r["high_water_bytes"],
+            }
+            for r in self.prediction.op_rows
+        ] + [{"source": "log", "step": s, "op": None, "high_water_bytes": v} for s, v in self.trace_curve]
+        return {
+            "check_summary": build_reference_frame("check_summary", self.rows),
+            "check_curve": build_reference_frame("check_curve", curve),
+        }
+
+    def attach_to(self, log: ParsedLog) -> None:
+        log.frames.update(self.frames)
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "log": self.log_source,
+            "model": self.model_source,
+            "runtime": "tflm",
+            "arch": self.prediction.options.arch,
+            "kernels": self.prediction.options.kernels,
+            "summary": frame_records(self.frames["check_summary"]),
+            "prediction": {
+                "tensor_arena_bytes": self.prediction.total,
+                "head_bytes": self.prediction.head,
+                "tail_bytes": self.prediction.tail,
+                "peak_op": self.prediction.peak_op,
+            },
+            "curves": {
+                "reference": [r["high_water_bytes"] for r in self.prediction.op_rows],
+                "log": [v for _, v in self.trace_curve],
+            },
+            "notes": list(self.notes),
+        }
+
+
+def _row(item: str, log_value: int | None, ref: int | None, cause: str, line: int | None) -> dict[str, Any]:
+    diff = None if log_value is None or ref is None else log_value - ref
+    ratio = None if diff is None or not ref else round(log_value / ref, 4)  # type: ignore[operator]
+    return {
+        "item": item,
+        "log_value": log_value,
+        "reference_value": ref,
+        "difference": diff,
+        "ratio": ratio,
+        "likely_cause": cause,
+        "log_line": line,
+    }
+
+
+def _int(v: Any) -> int | None:
+    return None if v is None or pd.isna(v) else int(v)
+
+
+def infer_arch(log: ParsedLog) -> str | None:
+    """x86_64 or arm32 from the printed TfLiteEvalTensor size (24 B or 12 B per allocation)."""
+    arena = log.frames["arena"]
+    rows = arena[arena["category"] == "TfLiteEvalTensor data"]
+    for r in rows.itertuples(index=False):
+        req, count = _int(r.requested_bytes), _int(r.count)
+        if req and count:
+            per = req // count
+            for name, profile in TAIL_PROFILES.items():
+                if profile.eval_tensor == per:
+                    return name
+    return None
+
+
+def check_trace_against_tflite(
+    log: ParsedLog, model: TfliteModel, options: TflmOptions | None = None, *, arch_given: bool = False
+) -> McuCheckResult:
+    if not log.kind.startswith("mcu"):
+        raise ReferenceOptionError(
+            f"{log.source} is a {log.kind} log: --model MODEL.tflite checks MCU traces (TFLM allocator "
+            "printouts, per-op heap traces, profiler op lists); check an RKNN log with --onnx"
+        )
+    notes: list[str] = []
+    options = options or TflmOptions()
+    found = infer_arch(log)
+    if not arch_given and found and found != options.arch:
+        options = TflmOptions(arch=found, kernels=options.kernels, margin=options.margin)
+    if found:
+        notes.append(
+            f"arch {options.arch}" + (" from the printed TfLiteEvalTensor size" if not arch_given else "")
+        )
+    pred = predict_arena(model, options)
+    rows: list[dict[str, Any]] = []
+    rows += _allocator_rows(log, pred, model)
+    curve_rows, curve = _heap_trace_rows(log, pred, model)
+    rows += curve_rows
+    rows += _op_list_rows(log, model)
+    rows += _stated_arena_rows(log, pred)
+    if not rows:
+        notes.append(
+            "the log holds no allocator printout, heap trace, profiler op list or arena size: nothing to compare"
+        )
+    notes.extend(pred.notes)
+    return McuCheckResult(log.source, model.source, pred, rows, curve, notes)
+
+
+def _allocator_rows(log: ParsedLog, pred: TflmPrediction, model: TfliteModel) -> list[dict[str, Any]]:
+    arena = log.frames["arena"]
+    arena = arena[arena["source"] == "tflm-allocator"]
+    if arena.empty:
+        return []
+    run = arena["run_index"].iloc[-1]
+    arena = arena[arena["run_index"] == run]
+    by_cat = {str(r.category): r for r in arena.itertuples(index=False)}
+    rows = []
+    n_tensors = sum(len(s.tensors) for s in model.subgraphs)
+    n_ops = sum(len(s.operators) for s in model.subgraphs)
+    counts_ok = True
+    r = by_cat.get("TfLiteEvalTensor data")
+    if r is not None and _int(r.count) is not None:
+        ok = _int(r.count) == n_tensors
+        counts_ok &= ok
+        rows.append(
+            _row(
+                EVAL_COUNT,
+                _int(r.count),
+                n_tensors,
+                "matches" if ok else "the trace was made with another model: TFLM allocates one per tensor",
+                _int(r.line),
+            )
+        )
+    r = by_cat.get("NodeAndRegistration struct")
+    if r is not None and _int(r.count) is not None:
+        ok = _int(r.count) == n_ops
+        counts_ok &= ok
+        rows.append(
+            _row(
+                NODE_COUNT,
+                _int(r.count),
+                n_ops,
+                "matches" if ok else "the trace was made with another model: TFLM allocates one per operator",
+                _int(r.line),
+            )
+        )
+    head = by_cat.get("arena head")
+    if head is not None:
+        rows.append(
+            _row(
+                HEAD,
+                _int(head.used_bytes),
+                pred.head,
+                _head_cause(_int(head.used_bytes), pred, model, counts_ok),
+                _int(head.line),
+            )
+        )
+    items = {i.component: i for i in pred.tail_items}
+    for category, parts in _TAIL_CATEGORIES.items():
+        r = by_cat.get(category)
+        if r is None:
+            continue
+        ref = sum(items[p].bytes for p in parts if p in items)
+        used = _int(r.used_bytes)
+        if used == ref:
+            cause = "reproduced to the byte"
+        elif not counts_ok:
+            cause = "the tensor and operator counts differ too: another model"
+        else:
+            cause = _tail_cause(category, used, ref, pred)
+        rows.append(_row(f"tail: {category}", used, ref, cause, _int(r.line)))
+    tail = by_cat.get("arena tail")
+    if tail is not None:
+        used = _int(tail.used_bytes)
+        cause = (
+            "reproduced to the byte"
+            if used == pred.tail
+            else f"{(used or 0) - pred.tail:+d} B: see the tail rows; untracked parts (allocator objects "
+            f"{items['allocator objects'].bytes} B, builtin option structs) are {pred.options.arch} figures"
+        )
+        rows.append(_row(TAIL, used, pred.tail, cause, _int(tail.line)))
+    total = by_cat.get("arena total")
+    if total is not None:
+        used = _int(total.used_bytes)
+        cause = "reproduced to the byte" if used == pred.total else "head and tail differences added"
+        rows.append(_row(TOTAL, used, pred.total, cause, _int(total.line)))
+    return rows
+
+
+def _head_cause(log_head: int | None, pred: TflmPrediction, model: TfliteModel, counts_ok: bool) -> str:
+    if log_head is None:
+        return ""
+    if log_head == pred.head:
+        return "reproduced to the byte"
+    if not counts_ok:
+        return "the tensor and operator counts differ too: another model"
+    if pred.options.kernels == "reference":
+        alt = predict_arena(model, TflmOptions(pred.options.arch, "cmsis-nn", pred.options.margin))
+        if alt.head == log_head:
+            return "reproduced with CMSIS-NN scratch buffers (--kernels cmsis-nn)"
+    diff = log_head - pred.head
+    if diff > 0:
+        return (
+            f"{diff:+d} B: scratch buffers the kernels of this build request (CMSIS-NN or another optimized "
+            "kernel set), or another input size"
+        )
+    return f"{diff:+d} B: the build planned less than this model needs: another input size or model"
+
+
+def _tail_cause(category: str, used: int | None, ref: int, pred: TflmPrediction) -> str:
+    if used is None:
+        return ""
+    if category == "Persistent buffer data":
+        return (
+            f"{used - ref:+d} B: kernel op data differs between kernel sets and builds "
+            f"(the table is {pred.options.arch}, {pred.options.kernels} kernels)"
+        )
+    return f"{used - ref:+d} B: struct sizes of another build (the prediction uses {pred.options.arch})"
+
+
+def _norm(name: str) -> str:
+    key = "".join(ch for ch in name.upper() if ch.isalnum() or ch == "_")
+    flat = key.replace("_", "")
+    return _ALIASES.get(flat, key)
+
+
+def _heap_trace_rows(
+    log: ParsedLog, pred: TflmPrediction, model: TfliteModel
+) -> tuple[list[dict[str, Any]], list[tuple[int, int]]]:
+    ops = log.frames["ops"]
+    ops = ops[ops["source"] == "heap-trace"]
+    if ops.empty:
+        return [], []
+    run = ops["run_index"].iloc[0]
+    ops = ops[ops["run_index"] == run].reset_index(drop=True)
+    sg = model.main
+    rows = []
+    n_model = len(sg.operators)
+    first_line = _int(ops["line"].iloc[0])
+    rows.append(
+        _row(
+            TRACE_OPS,
+            len(ops),
+            n_model,
+            "matches" if len(ops) == n_model else "the trace runs another number of operators: another model",
+            first_line,
+        )
+    )
+    # The model's change in live bytes per op (no reuse: a tensor from its producer to its last reader).
+    live = [0] + [r["live_bytes"] for r in _unaligned_live(pred)]
+    curve = [
+        (int(i), int(t)) for i, t in zip(ops["op_index"], ops["total_bytes"], strict=True) if not pd.isna(t)
+    ]
+    if len(ops) != n_model:
+        return rows, curve  # per-op deltas of another graph explain nothing
+    for k, r in enumerate(ops.itertuples(index=False)):
+        if k >= n_model:
+            break
+        delta = _int(r.delta_bytes)
+        expected = live[k + 1] - live[k]
+        if delta is None or delta == expected:
+            continue
+        later = [_int(v) for v in ops["delta_bytes"].iloc[k + 1 :]]
+        cause = _delta_cause(delta - expected, later)
+        name = f"{OP_DELTA_PREFIX}{k} {r.op_name} delta (model {sg.operators[k].opcode})"
+        rows.append(_row(name, delta, expected, cause, _int(r.line)))
+    return rows, curve
+
+
+def _unaligned_live(pred: TflmPrediction) -> list[dict[str, Any]]:
+    """Per op: bytes of the model's tensors live in that op's scope (sizes as the tensors need them)."""
+    out = []
+    for row in pred.op_rows:
+        scope = row["op_index"] + 1
+        live = sum(b.bytes for b in pred.buffers if b.kind == "tensor" and b.first <= scope <= b.last)
+        out.append({"op_index": row["op_index"], "live_bytes": live})
+    return out
+
+
+def _delta_cause(extra: int, later: list[int | None]) -> str:
+    given_back = (
+        next((i for i, v in enumerate(later) if v is not None and v <= -extra), None) if extra > 0 else None
+    )
+    if extra > 0 and given_back == 0:
+        return f"{extra:+d} B over the model, freed by the next op: a scratch buffer"
+    if extra > 0 and given_back is None:
+        return f"{extra:+d} B over the model, never given back: a leak or a copy kept alive"
+    if extra > 0:
+        return f"{extra:+d} B over the model, given back {given_back + 1} ops later: a copy held across ops"
+    return (
+        f"{extra:+d} B under the model: a buffer freed early, in place, or a smaller tensor than the model's"
+    )
+
+
+def _op_list_rows(log: ParsedLog, model: TfliteModel) -> list[dict[str, Any]]:
+    model_ops = Counter(op.opcode for op in model.main.operators)
+    ops = log.frames["ops"]
+    listed = ops[ops["source"] != "heap-trace"]
+    profile = log.frames["profile"]
+    if not listed.empty:
+        names = [str(v) for v in listed["op_name"].dropna()]
+        line = _int(listed["line"].iloc[0])
+        trace = Counter(_norm(n) for n in names)
+        mismatch = {
+            k: (trace.get(k, 0), model_ops.get(k, 0))
+            for k in set(trace) | set(model_ops)
+            if trace.get(k, 0) != model_ops.get(k, 0)
+        }
+        cause = (
+            "matches"
+            if not mismatch
+            else "differs: "
+            + ", ".join(f"{k} {a} in the log, {b} in the model" for k, (a, b) in sorted(mismatch.items()))
+        )
+        return [_row(OP_LIST, len(names), sum(model_ops.values()), cause, line)]
+    if not profile.empty:
+        tags = profile[~profile["is_total"].fillna(False).astype(bool)]
+        names = sorted({_norm(str(v)) for v in tags["tag"].dropna()})
+        missing = sorted(set(names) - set(model_ops))
+        absent = sorted(set(model_ops) - set(names))
+        line = _int(tags["line"].iloc[0]) if len(tags) else None
+        if not missing and not absent:
+            cause = "the same operator types"
+        else:
+            cause = "; ".join(
+                p
+                for p in (
+                    f"profiled but not in the model: {', '.join(missing)}" if missing else "",
+                    f"in the model but not profiled: {', '.join(absent)}" if absent else "",
+                )
+                if p
+            )
+        return [_row(OP_LIST, len(names), len(model_ops), cause, line)]
+    return []
+
+
+def _stated_arena_rows(log: ParsedLog, pred: TflmPrediction) -> list[dict[str, Any]]:
+    runs = log.frames["mcu_runs"]
+    rows = []
+    for r in runs.itertuples(index=False):
+        budget = _int(r.budget_bytes)
+        if budget is None:
+            continue
+        diff = budget - pred.total
+        cause = (
+            f"{diff} B of headroom"
+            if diff >= 0
+            else f"{-diff} B short: AllocateTensors() fails with this arena"
+        )
+        rows.append(_row(STATED_ARENA, budget, pred.total, cause, _int(r.budget_line)))
+    return rows
