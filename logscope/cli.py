@@ -164,7 +164,7 @@ def reference_command(
     output_format: ReferenceFormat = typer.Option(
         ReferenceFormat.text, "--format", "-f", help="text, json, or c (.tflite: the kTensorArenaSize line)."
     ),
-    margin: float = typer.Option(0.0, "--margin", help=".tflite: safety factor on tensor_arena (0.1 = +10 %)."),
+    margin: float = typer.Option(0.0, "--margin", help=".tflite: safety factor on tensor_arena (0.1: +10%)."),
     arch: str = typer.Option("x86_64", "--arch", help=".tflite: struct sizes of x86_64 or arm32 (Cortex-M)."),
     kernels: str = typer.Option(
         "reference", "--kernels", help=".tflite: scratch buffers of reference or cmsis-nn kernels."
@@ -302,7 +302,9 @@ def check_command(
         given = [k for k, v in rknn_only.items() if v]
         if given:
             raise _fail(f"{', '.join(given)}: RKNN-only option(s); a .tflite model checks an MCU trace")
-        _check_mcu(log_file, model_file, arch, kernels, output_format, plot, fail_on, config_path, select, ignore)
+        _check_mcu(
+            log_file, model_file, arch, kernels, output_format, plot, fail_on, config_path, select, ignore
+        )
         return
     onnx_model = onnx_model or model_file
     if onnx_model is None:
@@ -393,7 +395,8 @@ def _check_mcu(
     if output_format is TextOrJson.json:
         sys.stdout.write(render_mcu_check_json(result, log.findings) + "\n")
     else:
-        Console(highlight=False, soft_wrap=True).print(render_mcu_check_text(result, log.findings), markup=False)
+        text = render_mcu_check_text(result, log.findings)
+        Console(highlight=False, soft_wrap=True).print(text, markup=False)
     worst = worst_severity(log.findings)
     if worst is not None and worst >= config.fail_on:
         raise typer.Exit(code=1)

@@ -173,7 +173,8 @@ def check_trace_against_tflite(
     rows += _stated_arena_rows(log, pred)
     if not rows:
         notes.append(
-            "the log holds no allocator printout, heap trace, profiler op list or arena size: nothing to compare"
+            "the log holds no allocator printout, heap trace, profiler op list or arena size: "
+            "nothing to compare"
         )
     notes.extend(pred.notes)
     return McuCheckResult(log.source, model.source, pred, rows, curve, notes)
@@ -358,7 +359,7 @@ def _delta_cause(extra: int, later: list[int | None]) -> str:
         return f"{extra:+d} B over the model, freed by the next op: a scratch buffer"
     if extra > 0 and given_back is None:
         return f"{extra:+d} B over the model, never given back: a leak or a copy kept alive"
-    if extra > 0:
+    if extra > 0 and given_back is not None:
         return f"{extra:+d} B over the model, given back {given_back + 1} ops later: a copy held across ops"
     return (
         f"{extra:+d} B under the model: a buffer freed early, in place, or a smaller tensor than the model's"

@@ -33,7 +33,8 @@ def render_tflm_c(pred: TflmPrediction) -> str:
         + (f", +{margin:.0%} margin, rounded up to 16 B" if margin else "")
         + f"; {pred.options.arch}, {pred.options.kernels} kernels"
     )
-    return f"// logscope reference {Path(pred.source).name}: {note}\nconstexpr int kTensorArenaSize = {pred.with_margin};\n"
+    name = Path(pred.source).name
+    return f"// logscope reference {name}: {note}\nconstexpr int kTensorArenaSize = {pred.with_margin};\n"
 
 
 def render_tflm_text(pred: TflmPrediction) -> str:
@@ -87,7 +88,8 @@ def render_mcu_check_text(check: McuCheckResult, findings: Sequence[Finding] | N
         lines.append("")
         for f in findings:
             where = f"line {f.line}: " if f.line is not None else ""
-            lines.append(f"{f.severity.name.upper()} {f.code} {f.name}: {where}{f.message}")
+            level = f.severity.name.upper() if f.severity is not None else "-"
+            lines.append(f"{level} {f.code} {f.name}: {where}{f.message}")
     return "\n".join(lines)
 
 

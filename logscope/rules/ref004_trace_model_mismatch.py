@@ -44,6 +44,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from logscope.model import ParsedLog
 from logscope.rules._common import as_int, as_str
@@ -79,7 +80,7 @@ def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
     frame = log.frames.get("check_summary")
     if frame is None or frame.empty:
         return
-    rows = [
+    rows: list[dict[str, Any]] = [
         {
             "item": as_str(r.item) or "",
             "log": as_int(r.log_value),
