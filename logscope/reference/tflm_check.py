@@ -38,10 +38,11 @@ TOTAL = "arena total"
 EVAL_COUNT = "TfLiteEvalTensor count (model tensors)"
 NODE_COUNT = "NodeAndRegistration count (model operators)"
 TRACE_OPS = "heap-trace ops (model operators)"
+TRACE_OP_TYPES = "heap-trace op types (model operators)"
 OP_LIST = "profiled operator types (model operators)"
 STATED_ARENA = "stated arena vs needed"
 OP_DELTA_PREFIX = "heap-trace op "
-MEMBERSHIP_ITEMS = (EVAL_COUNT, NODE_COUNT, TRACE_OPS, OP_LIST)
+MEMBERSHIP_ITEMS = (EVAL_COUNT, NODE_COUNT, TRACE_OPS, TRACE_OP_TYPES, OP_LIST)
 
 _TAIL_CATEGORIES = {
     "TfLiteEvalTensor data": ("TfLiteEvalTensor data",),
@@ -320,38 +321,52 @@ def _heap_trace_rows(
             first_line,
         )
     )
-    # The model's change in live bytes per op (no reuse: a tensor from its producer to its last reader).
-    live = [0] + [r["live_bytes"] for r in _unaligned_live(pred)]
+    # The model's change in live bytes per op: the op's outputs allocated, the tensors whose last reader
+    # ran before it freed (no reuse: a tensor lives from its producer to its last reader).
+    live = [_live_at(pred, 0)] + [_live_at(pred, i + 1) for i in range(n_model)]
     curve = [
         (int(i), int(t)) for i, t in zip(ops["op_index"], ops["total_bytes"], strict=True) if not pd.isna(t)
     ]
     if len(ops) != n_model:
         return rows, curve  # per-op deltas of another graph explain nothing
+    # A trace op named as a TFLite builtin must be the model's op at that position (Keras-style names
+    # are mapped; a name that is no builtin, e.g. a layer name, is not compared).
+    builtins = _builtin_names()
+    named = [(k, _norm(str(n))) for k, n in enumerate(ops["op_name"])]
+    differ = [(k, n) for k, n in named if n in builtins and n != sg.operators[k].opcode]
+    if differ:
+        text = ", ".join(f"op {k} {n} vs {sg.operators[k].opcode}" for k, n in differ[:4])
+        rows.append(
+            _row(TRACE_OP_TYPES, len(ops) - len(differ), n_model, f"another graph: {text}", first_line)
+        )
+        return rows, curve
+    expected = [live[k + 1] - live[k] for k in range(n_model)]
+    excess = [None if d is None else d - e for d, e in zip((_int(v) for v in ops["delta_bytes"]), expected)]
     for k, r in enumerate(ops.itertuples(index=False)):
-        if k >= n_model:
-            break
-        delta = _int(r.delta_bytes)
-        expected = live[k + 1] - live[k]
-        if delta is None or delta == expected:
+        extra = excess[k]
+        if extra is None or extra == 0:
             continue
-        later = [_int(v) for v in ops["delta_bytes"].iloc[k + 1 :]]
-        cause = _delta_cause(delta - expected, later)
+        delta = _int(r.delta_bytes)
+        cause = _delta_cause(extra, excess[k + 1 :], excess[:k])
         name = f"{OP_DELTA_PREFIX}{k} {r.op_name} delta (model {sg.operators[k].opcode})"
-        rows.append(_row(name, delta, expected, cause, _int(r.line)))
+        rows.append(_row(name, delta, expected[k], cause, _int(r.line)))
     return rows, curve
 
 
-def _unaligned_live(pred: TflmPrediction) -> list[dict[str, Any]]:
-    """Per op: bytes of the model's tensors live in that op's scope (sizes as the tensors need them)."""
-    out = []
-    for row in pred.op_rows:
-        scope = row["op_index"] + 1
-        live = sum(b.bytes for b in pred.buffers if b.kind == "tensor" and b.first <= scope <= b.last)
-        out.append({"op_index": row["op_index"], "live_bytes": live})
-    return out
+def _live_at(pred: TflmPrediction, scope: int) -> int:
+    """Bytes of the model's tensors live in an allocation scope (0: the inputs before the first op;
+    i + 1: op i, its inputs and outputs both present), at the sizes the tensors need."""
+    return sum(b.bytes for b in pred.buffers if b.kind == "tensor" and b.first <= scope <= b.last)
 
 
-def _delta_cause(extra: int, later: list[int | None]) -> str:
+def _builtin_names() -> frozenset[str]:
+    from tflite.BuiltinOperator import BuiltinOperator
+
+    return frozenset(k for k in vars(BuiltinOperator) if not k.startswith("_"))
+
+
+def _delta_cause(extra: int, later: list[int | None], earlier: list[int | None]) -> str:
+    """Why an op's delta exceeds (or falls short of) the model's, from the excesses around it."""
     given_back = (
         next((i for i, v in enumerate(later) if v is not None and v <= -extra), None) if extra > 0 else None
     )
@@ -361,9 +376,10 @@ def _delta_cause(extra: int, later: list[int | None]) -> str:
         return f"{extra:+d} B over the model, never given back: a leak or a copy kept alive"
     if extra > 0 and given_back is not None:
         return f"{extra:+d} B over the model, given back {given_back + 1} ops later: a copy held across ops"
-    return (
-        f"{extra:+d} B under the model: a buffer freed early, in place, or a smaller tensor than the model's"
-    )
+    taken = next((j for j in range(len(earlier) - 1, -1, -1) if (earlier[j] or 0) >= -extra), None)
+    if taken is not None:
+        return f"{extra:+d} B under the model: gives back what op {taken} took over the model"
+    return f"{extra:+d} B under the model: a buffer freed early or in place, or a smaller tensor"
 
 
 def _op_list_rows(log: ParsedLog, model: TfliteModel) -> list[dict[str, Any]]:

@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from logscope.model import ParsedLog
+from logscope.reference.tflm_check import HEAD, MEMBERSHIP_ITEMS, OP_DELTA_PREFIX
 from logscope.rules._common import as_int, as_str
 from logscope.rules.finding import Finding, Severity
 
@@ -55,15 +56,6 @@ NAME = "trace-model-mismatch"
 SEVERITY = Severity.warning
 NEEDS = ("check_summary",)
 
-# The check_summary items of an MCU check (logscope.reference.tflm_check names them).
-MEMBERSHIP = (
-    "TfLiteEvalTensor count (model tensors)",
-    "NodeAndRegistration count (model operators)",
-    "heap-trace ops (model operators)",
-    "profiled operator types (model operators)",
-)
-HEAD = "arena head (TFLM greedy plan)"
-OP_DELTA_PREFIX = "heap-trace op "
 _AGREES = ("matches", "the same operator types")
 
 
@@ -91,7 +83,7 @@ def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
         }
         for r in frame.itertuples(index=False)
     ]
-    wrong = [r for r in rows if r["item"] in MEMBERSHIP and r["cause"] not in _AGREES]
+    wrong = [r for r in rows if r["item"] in MEMBERSHIP_ITEMS and r["cause"] not in _AGREES]
     if wrong:
         lines = tuple(sorted({r["line"] for r in wrong if r["line"] is not None}))
         yield Finding(

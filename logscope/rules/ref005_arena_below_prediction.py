@@ -31,6 +31,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from logscope.model import ParsedLog
+from logscope.reference.tflm_check import STATED_ARENA
 from logscope.rules._common import as_int
 from logscope.rules.finding import Finding, Severity
 
@@ -39,7 +40,6 @@ NAME = "arena-below-prediction"
 SEVERITY = Severity.error
 NEEDS = ("check_summary",)
 
-STATED_ARENA = "stated arena vs needed"  # the item logscope.reference.tflm_check writes
 
 
 @dataclass(frozen=True)

@@ -442,7 +442,28 @@ def _sequence(seq: str) -> Callable[[Net], bytes]:
 def _sequences() -> list[str]:
     import random
 
-    fixed = "RFS CMCARFS MCARFS CRF MRF RF FS FF FFS RRF SRF ARF AFS MFS CFS CFFS RFF FRS SFS CAFS".split()
+    fixed = [
+        "RFS",
+        "CMCARFS",
+        "MCARFS",
+        "CRF",
+        "MRF",
+        "RF",
+        "FS",
+        "FF",
+        "FFS",
+        "RRF",
+        "SRF",
+        "ARF",
+        "AFS",
+        "MFS",
+        "CFS",
+        "CFFS",
+        "RFF",
+        "FRS",
+        "SFS",
+        "CAFS",
+    ]
     rng = random.Random(1)
     out = list(dict.fromkeys(fixed))
     while len(out) < 60:
