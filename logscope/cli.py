@@ -169,6 +169,9 @@ def reference_command(
     kernels: str = typer.Option(
         "reference", "--kernels", help=".tflite: scratch buffers of reference or cmsis-nn kernels."
     ),
+    runtime: str = typer.Option(
+        "auto", "--runtime", help="auto (.tflite: tflm, .onnx: rknn) or tflm for an ONNX model."
+    ),
     target: str = typer.Option("rk3588", "--target", help="RKNN platform: rk3588, rv1106, rk3566..."),
     dtype: str = typer.Option("int8", "--dtype", help="Deployment dtype: int8 (int32 bias), fp16 or fp32."),
     input_shape: list[str] | None = typer.Option(
@@ -187,8 +190,14 @@ def reference_command(
     .tflite: the TFLite Micro tensor_arena (head + tail), the op of the peak, every component."""
     from logscope.reference.tflite_loader import is_tflite
 
-    if is_tflite(model) or model.suffix.lower() == ".tflite":
-        _reference_tflite(model, output_format, margin, arch, kernels, frames_out, plot)
+    if runtime not in ("auto", "tflm", "rknn"):
+        raise _fail(f"--runtime {runtime!r}: auto, tflm or rknn")
+    tflite = is_tflite(model) or model.suffix.lower() == ".tflite"
+    if tflite and runtime == "rknn":
+        raise _fail("--runtime rknn needs an ONNX model; a .tflite model is predicted for TFLM")
+    if tflite or runtime == "tflm":
+        onnx_dtype = None if tflite else (dtype, _input_shapes(input_shape))
+        _reference_tflite(model, output_format, margin, arch, kernels, frames_out, plot, onnx_dtype)
         return
     if output_format is ReferenceFormat.c:
         raise _fail("--format c prints TFLM's kTensorArenaSize: it needs a .tflite model")
@@ -233,14 +242,21 @@ def _reference_tflite(
     kernels: str,
     frames_out: Path | None,
     plot: Path | None,
+    onnx: tuple[str, dict[str | None, tuple[int, ...]]] | None = None,
 ) -> None:
-    from logscope.reference.tflm import TflmOptions, analyze_tflite
+    from logscope.reference.tflm import TflmOptions, analyze_tflite, predict_arena
+    from logscope.reference.tflm_onnx import onnx_tflm_model
     from logscope.render.tflm import plot_tflm_curve, render_tflm_c, render_tflm_json, render_tflm_text
 
     if frames_out is not None:
-        raise _fail("--frames-out is for ONNX models; use --format json for a .tflite model's figures")
+        raise _fail("--frames-out is for the RKNN analysis; use --format json for the TFLM figures")
     try:
-        pred = analyze_tflite(model, TflmOptions(arch=arch, kernels=kernels, margin=margin))
+        options = TflmOptions(arch=arch, kernels=kernels, margin=margin)
+        if onnx is None:
+            pred = analyze_tflite(model, options)
+        else:
+            pred = predict_arena(onnx_tflm_model(model, onnx[0], onnx[1]), options)
+            pred.notes.insert(0, "ONNX converted as the TFLite converter would (docs/reference.md)")
     except LogscopeError as exc:
         raise _fail(str(exc)) from None
     try:
@@ -297,8 +313,14 @@ def check_command(
     if onnx_model is not None and model_file is not None:
         raise _fail("give the model once: --model or --onnx")
     if model_file is not None and (is_tflite(model_file) or model_file.suffix.lower() == ".tflite"):
-        rknn_only = {"--onnx": onnx_model, "--target": target, "--dtype": dtype, "--input-shape": input_shape,
-                     "--quirk": quirk, "--build": build}
+        rknn_only = {
+            "--onnx": onnx_model,
+            "--target": target,
+            "--dtype": dtype,
+            "--input-shape": input_shape,
+            "--quirk": quirk,
+            "--build": build,
+        }
         given = [k for k, v in rknn_only.items() if v]
         if given:
             raise _fail(f"{', '.join(given)}: RKNN-only option(s); a .tflite model checks an MCU trace")
@@ -309,8 +331,6 @@ def check_command(
     onnx_model = onnx_model or model_file
     if onnx_model is None:
         raise _fail("name the model: --model MODEL.tflite (MCU trace) or --onnx MODEL.onnx (RKNN log)")
-    if arch is not None or kernels != "reference":
-        raise _fail("--arch and --kernels are for MCU traces checked against a .tflite model")
     from logscope.reference import check_log_against_model
     from logscope.render.reference import (
         plot_check_curves,
@@ -327,8 +347,36 @@ def check_command(
             fail_on=fail_on.value if fail_on else None,
         )
         log = parse(log_file)
-        if log.kind.startswith("mcu"):
-            raise _fail(f"{log_file} is an MCU trace ({log.kind}): check it with --model MODEL.tflite")
+        if log.kind.startswith("mcu") and model_file is None:
+            raise _fail(f"{log_file} is an MCU trace ({log.kind}): check it with --model MODEL.tflite|.onnx")
+    except LogscopeError as exc:
+        raise _fail(str(exc)) from None
+    if log.kind.startswith("mcu"):
+        given = [k for k, v in {"--target": target, "--quirk": quirk, "--build": build}.items() if v]
+        if given:
+            raise _fail(f"{', '.join(given)}: RKNN-only option(s); {log_file} is an MCU trace")
+        try:
+            onnx = (dtype or "int8", _input_shapes(input_shape))
+        except LogscopeError as exc:
+            raise _fail(str(exc)) from None
+        _check_mcu(
+            log_file,
+            onnx_model,
+            arch,
+            kernels,
+            output_format,
+            plot,
+            fail_on,
+            config_path,
+            select,
+            ignore,
+            onnx=onnx,
+            parsed=log,
+        )
+        return
+    if arch is not None or kernels != "reference":
+        raise _fail("--arch and --kernels are for MCU traces checked against a .tflite or ONNX model")
+    try:
         result = check_log_against_model(
             log,
             onnx_model,
@@ -369,18 +417,21 @@ def _check_mcu(
     config_path: Path | None,
     select: list[str] | None,
     ignore: list[str] | None,
+    onnx: tuple[str, dict[str | None, tuple[int, ...]]] | None = None,
+    parsed: ParsedLog | None = None,
 ) -> None:
     from logscope.reference.tflite_loader import load_tflite
     from logscope.reference.tflm import TflmOptions
     from logscope.reference.tflm_check import check_trace_against_tflite
+    from logscope.reference.tflm_onnx import onnx_tflm_model
     from logscope.render.tflm import plot_tflm_curve, render_mcu_check_json, render_mcu_check_text
 
     try:
         config = resolve_config(config_path, log_file).with_overrides(
             select=select, ignore=ignore, fail_on=fail_on.value if fail_on else None
         )
-        log = parse(log_file)
-        model = load_tflite(model_file)
+        log = parsed if parsed is not None else parse(log_file)
+        model = load_tflite(model_file) if onnx is None else onnx_tflm_model(model_file, *onnx)
         options = TflmOptions(arch=arch or "x86_64", kernels=kernels)
         result = check_trace_against_tflite(log, model, options, arch_given=arch is not None)
         result.attach_to(log)

@@ -341,3 +341,121 @@ def test_random_corpus_sample_is_stable():
     a = analyze_tflite(CORPUS / name).summary()
     b = analyze_tflite(CORPUS / name).summary()
     assert a == b
+
+
+# ------------------------------------------------------------------------------------ ONNX for TFLM
+def kws_onnx():
+    """The ONNX twin of the corpus DS-CNN (kws_*.tflite): Conv + Relu / Clip(0, 6), AveragePool,
+    Flatten, Gemm, Softmax, NCHW."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    nodes = []
+    inits = [
+        numpy_helper.from_array(np.array(0.0, np.float32), "lo"),
+        numpy_helper.from_array(np.array(6.0, np.float32), "hi"),
+    ]
+    count = 0
+
+    def conv(x: str, cin: int, cout: int, k: int, stride: int, group: int, relu6: bool) -> str:
+        nonlocal count
+        count += 1
+        w, b, y = f"w{count}", f"b{count}", f"c{count}"
+        inits.append(numpy_helper.from_array(np.zeros((cout, cin // group, k, k), np.float32), w))
+        inits.append(numpy_helper.from_array(np.zeros(cout, np.float32), b))
+        pads = [k // 2] * 4
+        nodes.append(
+            helper.make_node(
+                "Conv", [x, w, b], [y], kernel_shape=[k, k], strides=[stride] * 2, pads=pads, group=group
+            )
+        )
+        if relu6:
+            nodes.append(helper.make_node("Clip", [y, "lo", "hi"], [y + "a"]))
+        else:
+            nodes.append(helper.make_node("Relu", [y], [y + "a"]))
+        return y + "a"
+
+    x = conv("input", 1, 64, 3, 2, 1, False)
+    for _ in range(4):
+        x = conv(conv(x, 64, 64, 3, 1, 64, True), 64, 64, 1, 1, 1, False)
+    nodes.append(helper.make_node("AveragePool", [x], ["pool"], kernel_shape=[5, 5], strides=[5, 5]))
+    nodes.append(helper.make_node("Flatten", ["pool"], ["flat"]))
+    inits.append(numpy_helper.from_array(np.zeros((320, 12), np.float32), "fw"))
+    inits.append(numpy_helper.from_array(np.zeros(12, np.float32), "fb"))
+    nodes.append(helper.make_node("Gemm", ["flat", "fw", "fb"], ["logits"]))
+    nodes.append(helper.make_node("Softmax", ["logits"], ["prob"]))
+    graph = helper.make_graph(
+        nodes,
+        "kws",
+        [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 1, 49, 10])],
+        [helper.make_tensor_value_info("prob", TensorProto.FLOAT, [1, 12])],
+        inits,
+    )
+    return onnx.helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+@pytest.fixture(scope="module")
+def kws_onnx_path(tmp_path_factory):
+    import onnx
+
+    path = tmp_path_factory.mktemp("onnx") / "kws.onnx"
+    onnx.save(kws_onnx(), path)
+    return path
+
+
+@pytest.mark.parametrize(("dtype", "printout"), [("int8", "kws_int8.txt"), ("fp32", "kws_float.txt")])
+def test_onnx_twin_predicts_the_corpus_printout(kws_onnx_path, dtype, printout):
+    from logscope.reference.tflm_onnx import onnx_tflm_model
+
+    model = onnx_tflm_model(kws_onnx_path, dtype)
+    assert [op.opcode for op in model.main.operators] == [
+        op.opcode for op in load_tflite(CORPUS / "kws_int8.tflite").main.operators
+    ]
+    pred = predict_arena(model)
+    log = logscope.parse(CORPUS / printout)
+    arena = log.frames["arena"].set_index("category")["used_bytes"]
+    assert (pred.head, pred.tail, pred.total) == (
+        arena["arena head"],
+        arena["arena tail"],
+        arena["arena total"],
+    )
+
+
+def test_onnx_batchnorm_and_relu_fold(kws_onnx_path):
+    """A Conv → BatchNormalization → Relu chain is one CONV_2D, as the converter folds it."""
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+
+    from logscope.reference.graph import build_graph
+    from logscope.reference.tflm_onnx import onnx_to_tflm_model
+
+    inits = [numpy_helper.from_array(np.zeros((8, 3, 3, 3), np.float32), "w")] + [
+        numpy_helper.from_array(np.ones(8, np.float32), n) for n in ("s", "bb", "m", "v")
+    ]
+    nodes = [
+        helper.make_node("Conv", ["x", "w"], ["c"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        helper.make_node("BatchNormalization", ["c", "s", "bb", "m", "v"], ["n"]),
+        helper.make_node("Relu", ["n"], ["y"]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 8, 8])],
+        inits,
+    )
+    model = onnx_to_tflm_model(build_graph(helper.make_model(graph), {}), "int8")
+    assert [op.opcode for op in model.main.operators] == ["CONV_2D"]
+    assert predict_arena(model).head == 8 * 8 * 3 + 8 * 8 * 8
+
+
+def test_cli_onnx_for_tflm(kws_onnx_path):
+    result = _cli("reference", kws_onnx_path, "--runtime", "tflm")
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("tensor_arena: 24272 bytes (head 16000 + tail 8272)")
+    assert _cli("reference", kws_onnx_path, "--runtime", "tflm", "--dtype", "fp16").exit_code == 2
+    assert _cli("reference", KWS, "--runtime", "rknn").exit_code == 2
+    checked = _cli("check", CORPUS / "kws_int8.txt", "--model", kws_onnx_path)
+    assert checked.exit_code == 0 and "reproduced to the byte" in checked.output
+    assert _cli("check", CORPUS / "kws_int8.txt", "--model", kws_onnx_path, "--quirk", "x").exit_code == 2

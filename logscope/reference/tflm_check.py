@@ -341,7 +341,10 @@ def _heap_trace_rows(
         )
         return rows, curve
     expected = [live[k + 1] - live[k] for k in range(n_model)]
-    excess = [None if d is None else d - e for d, e in zip((_int(v) for v in ops["delta_bytes"]), expected)]
+    excess = [
+        None if d is None else d - e
+        for d, e in zip((_int(v) for v in ops["delta_bytes"]), expected, strict=True)
+    ]
     for k, r in enumerate(ops.itertuples(index=False)):
         extra = excess[k]
         if extra is None or extra == 0:
