@@ -19,8 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from logscope.errors import InputError
-from logscope.reference.errors import ModelFormatError, ModelTooLargeError
+from logscope.reference.errors import ModelFormatError
 
 MiB = 1024 * 1024
 MAX_TFLITE_BYTES = 2 * 1024 * MiB - 1  # flatbuffers address with 32-bit offsets
@@ -119,6 +118,7 @@ class TfliteModel:
     buffers: int
     metadata: dict[str, int]  # name -> buffer index
     offline_offsets: tuple[int, ...] | None  # TFLM's OfflineMemoryAllocation for subgraph 0, if any
+    buffer_bytes: int = 0  # data bytes of every buffer of the file (constants and metadata)
 
     @property
     def main(self) -> TfSubgraph:
@@ -141,14 +141,10 @@ def is_tflite(path: str | os.PathLike[str]) -> bool:
 
 def load_tflite(path: str | os.PathLike[str], max_bytes: int = MAX_TFLITE_BYTES) -> TfliteModel:
     """Read a .tflite file. Raises `InputError` / `ModelError` subclasses only."""
+    from logscope.reference.loader import model_file_size
+
     file = Path(path)
-    if not file.exists():
-        raise InputError(f"{file}: no such file")
-    if not file.is_file():
-        raise InputError(f"{file}: not a regular file")
-    size = file.stat().st_size
-    if size > max_bytes:
-        raise ModelTooLargeError(f"{file}: {size} bytes, over the {max_bytes}-byte .tflite limit")
+    size = model_file_size(file, max_bytes, ".tflite")
     if size < 16:
         raise ModelFormatError(f"{file}: {size} bytes, too short for a .tflite model")
     data = file.read_bytes()
@@ -241,7 +237,15 @@ def _read(data: bytes, source: str) -> TfliteModel:
     description = (model.Description() or b"").decode("utf-8", "replace")
     offline = _offline_offsets(model, metadata, data, source, len(subgraphs[0].tensors))
     return TfliteModel(
-        source, len(data), int(model.Version()), description, tuple(subgraphs), n_buffers, metadata, offline
+        source,
+        len(data),
+        int(model.Version()),
+        description,
+        tuple(subgraphs),
+        n_buffers,
+        metadata,
+        offline,
+        sum(buffer_bytes),
     )
 
 

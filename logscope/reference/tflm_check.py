@@ -42,9 +42,21 @@ TRACE_OP_TYPES = "heap-trace op types (model operators)"
 OP_LIST = "profiled operator types (model operators)"
 STATED_ARENA = "stated arena vs needed"
 OP_DELTA_PREFIX = "heap-trace op "
+CONSTANT_DATA = "model constant data (model buffers)"
 MEMBERSHIP_ITEMS = (EVAL_COUNT, NODE_COUNT, TRACE_OPS, TRACE_OP_TYPES, OP_LIST)
 
-_TAIL_CATEGORIES = {
+# The TFLM benchmarking tool's `[[ Table ]]: Arena` / `Allocations` rows name what RecordingMicroAllocator
+# prints under other names.
+_CATEGORY_ALIASES = {
+    "arena nonpersistent": "arena head",
+    "arena persistent": "arena tail",
+    "Eval tensor data": "TfLiteEvalTensor data",
+    "Persistent tensor data": "Persistent TfLiteTensor data",
+    "Persistent quantization data": "Persistent TfLiteTensor quantization data",
+    "Node and registration array": "NodeAndRegistration struct",
+}
+
+TAIL_CATEGORIES = {
     "TfLiteEvalTensor data": ("TfLiteEvalTensor data",),
     "Persistent TfLiteTensor data": ("persistent TfLiteTensor data",),
     "Persistent TfLiteTensor quantization data": ("persistent TfLiteTensor quantization data",),
@@ -137,7 +149,7 @@ def _int(v: Any) -> int | None:
 def infer_arch(log: ParsedLog) -> str | None:
     """x86_64 or arm32 from the printed TfLiteEvalTensor size (24 B or 12 B per allocation)."""
     arena = log.frames["arena"]
-    rows = arena[arena["category"] == "TfLiteEvalTensor data"]
+    rows = arena[arena["category"].isin(["TfLiteEvalTensor data", "Eval tensor data"])]
     for r in rows.itertuples(index=False):
         req, count = _int(r.requested_bytes), _int(r.count)
         if req and count:
@@ -183,42 +195,41 @@ def check_trace_against_tflite(
 
 def _allocator_rows(log: ParsedLog, pred: TflmPrediction, model: TfliteModel) -> list[dict[str, Any]]:
     arena = log.frames["arena"]
-    arena = arena[arena["source"] == "tflm-allocator"]
+    arena = arena[arena["source"].isin(["tflm-allocator", "tflm-benchmark"])]
     if arena.empty:
         return []
     run = arena["run_index"].iloc[-1]
     arena = arena[arena["run_index"] == run]
-    by_cat = {str(r.category): r for r in arena.itertuples(index=False)}
+    by_cat = {
+        _CATEGORY_ALIASES.get(str(r.category), str(r.category)): r for r in arena.itertuples(index=False)
+    }
     rows = []
+    data = by_cat.get("total data buffer size")
+    if data is not None and model.file_bytes:
+        # The benchmark tool's "Total data buffer size" sums every buffer of the file (metadata too).
+        log_bytes = _int(data.used_bytes)
+        diff = (log_bytes or 0) - model.buffer_bytes
+        cause = (
+            "matches"
+            if diff == 0
+            else f"{diff:+d} B: another model, or buffers (metadata) another converter writes"
+        )
+        rows.append(_row(CONSTANT_DATA, log_bytes, model.buffer_bytes, cause, _int(data.line)))
     n_tensors = sum(len(s.tensors) for s in model.subgraphs)
     n_ops = sum(len(s.operators) for s in model.subgraphs)
     counts_ok = True
-    r = by_cat.get("TfLiteEvalTensor data")
-    if r is not None and _int(r.count) is not None:
-        ok = _int(r.count) == n_tensors
+    # TFLM allocates one eval tensor per tensor and one node struct per operator on every board.
+    for category, item, expected, what in (
+        ("TfLiteEvalTensor data", EVAL_COUNT, n_tensors, "tensor"),
+        ("NodeAndRegistration struct", NODE_COUNT, n_ops, "operator"),
+    ):
+        r = by_cat.get(category)
+        if r is None or _int(r.count) is None:
+            continue
+        ok = _int(r.count) == expected
         counts_ok &= ok
-        rows.append(
-            _row(
-                EVAL_COUNT,
-                _int(r.count),
-                n_tensors,
-                "matches" if ok else "the trace was made with another model: TFLM allocates one per tensor",
-                _int(r.line),
-            )
-        )
-    r = by_cat.get("NodeAndRegistration struct")
-    if r is not None and _int(r.count) is not None:
-        ok = _int(r.count) == n_ops
-        counts_ok &= ok
-        rows.append(
-            _row(
-                NODE_COUNT,
-                _int(r.count),
-                n_ops,
-                "matches" if ok else "the trace was made with another model: TFLM allocates one per operator",
-                _int(r.line),
-            )
-        )
+        cause = "matches" if ok else f"the trace was made with another model: TFLM allocates one per {what}"
+        rows.append(_row(item, _int(r.count), expected, cause, _int(r.line)))
     head = by_cat.get("arena head")
     if head is not None:
         rows.append(
@@ -231,7 +242,7 @@ def _allocator_rows(log: ParsedLog, pred: TflmPrediction, model: TfliteModel) ->
             )
         )
     items = {i.component: i for i in pred.tail_items}
-    for category, parts in _TAIL_CATEGORIES.items():
+    for category, parts in TAIL_CATEGORIES.items():
         r = by_cat.get(category)
         if r is None:
             continue

@@ -7,8 +7,8 @@ line (the excerpt's own numbering) and substrings of the message.
 A case with `model = "NAME"` (a model of tests/check_models.py) is first checked against that ONNX
 model, as `logscope check` does (optional `target`, `quirks`); a case with `tflite = "PATH"` (a
 committed .tflite) is checked as `logscope check TRACE --model PATH` does. The cross-check frames
-they attach are what the `REF` rules need. A rule that needs them must name a model in every case, or its passing
-cases would pass only because the rule never ran.
+they attach are what the `REF` rules need. A rule that needs them must name a model in every case, or
+its passing cases would pass only because the rule never ran.
 """
 
 from __future__ import annotations
