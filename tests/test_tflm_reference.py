@@ -251,6 +251,38 @@ def test_arm32_struct_sizes_match_a_cortex_m_printout():
     assert "the same operator types" in rows["profiled operator types (model operators)"]["likely_cause"]
 
 
+def test_published_person_detect_on_cortex_m():
+    """[06]: the published person_detect.tflite run by TFLM's benchmarking tool on a Corstone-300; the
+    corpus person-detection net has its architecture (same constants to the byte, same 89 tensors and 31
+    ops in the same order)."""
+    log = logscope.parse(REPO / "fixtures/mcu/06-tflm-generic-benchmark-profile-arena-tables.txt")
+    check = check_trace_against_tflite(log, load_tflite(CORPUS / "person_detection_int8.tflite"))
+    rows = {r["item"]: r for r in check.rows}
+    assert check.prediction.options.arch == "arm32"
+    exact = [
+        "model constant data (model buffers)",
+        "TfLiteEvalTensor count (model tensors)",
+        "NodeAndRegistration count (model operators)",
+        "arena head (TFLM greedy plan)",
+        "tail: TfLiteEvalTensor data",
+        "tail: Persistent TfLiteTensor data",
+        "tail: Persistent TfLiteTensor quantization data",
+        "tail: NodeAndRegistration struct",
+    ]
+    for item in exact:
+        assert rows[item]["difference"] == 0, (item, rows[item])
+    assert rows["arena head (TFLM greedy plan)"]["log_value"] == 55296
+    assert rows["tail: Persistent buffer data"]["difference"] == 1568
+    total = rows["arena total"]
+    assert abs(total["difference"]) / total["log_value"] < 0.02
+    assert rows["profiled operator types (model operators)"]["likely_cause"] == "matches"
+    oplist = logscope.parse(REPO / "fixtures/mcu/05-tflm-generic-benchmark-model-oplist.txt")
+    listed = check_trace_against_tflite(oplist, load_tflite(CORPUS / "person_detection_int8.tflite"))
+    assert [r["likely_cause"] for r in listed.rows] == ["matches"]
+    other = check_trace_against_tflite(oplist, load_tflite(CORPUS / "mobilenet_small_int8.tflite"))
+    assert "CONV_2D 14 in the log, 15 in the model" in other.rows[0]["likely_cause"]
+
+
 # ------------------------------------------------------------------------------------------------- check
 @pytest.mark.parametrize("name", ["kws_int8", "mobilenet_small_float", "random_head_b_int8", "seq_CFFS_int8"])
 def test_check_reproduces_corpus_printouts(name):

@@ -402,6 +402,7 @@ def _op_list_rows(log: ParsedLog, model: TfliteModel) -> list[dict[str, Any]]:
     listed = ops[ops["source"] != "heap-trace"]
     profile = log.frames["profile"]
     if not listed.empty:
+        listed = listed[listed["run_index"] == listed["run_index"].iloc[0]]
         names = [str(v) for v in listed["op_name"].dropna()]
         line = _int(listed["line"].iloc[0])
         trace = Counter(_norm(n) for n in names)
@@ -416,6 +417,13 @@ def _op_list_rows(log: ParsedLog, model: TfliteModel) -> list[dict[str, Any]]:
             else "differs: "
             + ", ".join(f"{k} {a} in the log, {b} in the model" for k, (a, b) in sorted(mismatch.items()))
         )
+        if not mismatch:  # the same operators: in the same order?
+            order = [op.opcode for op in model.main.operators]
+            moved = [(k, _norm(n), order[k]) for k, n in enumerate(names) if _norm(n) != order[k]]
+            if moved:
+                cause = "the same operators in another order: " + ", ".join(
+                    f"op {k} {a} vs {b}" for k, a, b in moved[:4]
+                )
         return [_row(OP_LIST, len(names), sum(model_ops.values()), cause, line)]
     if not profile.empty:
         tags = profile[~profile["is_total"].fillna(False).astype(bool)]
