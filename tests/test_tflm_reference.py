@@ -495,3 +495,16 @@ def test_cli_onnx_for_tflm(kws_onnx_path):
     checked = _cli("check", CORPUS / "kws_int8.txt", "--model", kws_onnx_path)
     assert checked.exit_code == 0 and "reproduced to the byte" in checked.output
     assert _cli("check", CORPUS / "kws_int8.txt", "--model", kws_onnx_path, "--quirk", "x").exit_code == 2
+
+
+def test_planning_limit_is_a_clear_error(monkeypatch):
+    import importlib
+
+    from logscope.reference.errors import ModelTooLargeError
+
+    # `logscope.reference` is also the name of a function on the package: import the module by path.
+    monkeypatch.setattr(importlib.import_module("logscope.reference.tflm"), "MAX_PLANNED_BUFFERS", 3)
+    with pytest.raises(ModelTooLargeError, match="3-buffer limit"):
+        analyze_tflite(KWS)
+    result = _cli("reference", KWS)
+    assert result.exit_code == 2 and "buffer limit" in result.output

@@ -46,11 +46,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from logscope.reference.errors import ReferenceOptionError
+from logscope.reference.errors import ModelTooLargeError, ReferenceOptionError
 from logscope.reference.tflite_loader import TfliteModel, TfOperator, TfSubgraph
 
 SCHEMA_VERSION = 1
 ARENA_ALIGNMENT = 16  # MicroArenaBufferAlignment()
+MAX_PLANNED_BUFFERS = 8192  # ~3 s of planning; the largest corpus model plans 32
 ONLINE = -1
 
 
@@ -462,22 +463,27 @@ def greedy_plan(buffers: Sequence[PlannedBuffer]) -> list[int]:
 def _op_curve(
     sg: TfSubgraph, buffers: Sequence[PlannedBuffer], offsets: Sequence[int]
 ) -> list[dict[str, Any]]:
-    rows = []
-    for op in sg.operators:
-        scope = op.index + 1
-        live = [(b, o) for b, o in zip(buffers, offsets, strict=True) if b.first <= scope <= b.last]
-        out_bytes = sum(sg.tensors[i].size_bytes for i in op.outputs if i >= 0)
-        rows.append(
-            {
-                "op_index": op.index,
-                "op": op.opcode,
-                "output_bytes": out_bytes,
-                "scratch_bytes": sum(b.bytes for b, _ in live if b.kind == "scratch" and b.op == op.index),
-                "live_bytes": sum(b.size for b, _ in live),
-                "high_water_bytes": max((o + b.size for b, o in live), default=0),
-            }
-        )
-    return rows
+    n = len(sg.operators)
+    live = [0] * n
+    high = [0] * n
+    scratch = [0] * n
+    for b, o in zip(buffers, offsets, strict=True):
+        for scope in range(max(b.first, 1), min(b.last, n) + 1):  # scope s is op s - 1
+            live[scope - 1] += b.size
+            high[scope - 1] = max(high[scope - 1], o + b.size)
+        if b.kind == "scratch" and b.op is not None and b.op < n:
+            scratch[b.op] += b.bytes
+    return [
+        {
+            "op_index": op.index,
+            "op": op.opcode,
+            "output_bytes": sum(sg.tensors[i].size_bytes for i in op.outputs if i >= 0),
+            "scratch_bytes": scratch[op.index],
+            "live_bytes": live[op.index],
+            "high_water_bytes": high[op.index],
+        }
+        for op in sg.operators
+    ]
 
 
 # ------------------------------------------------------------------------------------------------ tail
@@ -602,6 +608,11 @@ def predict_arena(model: TfliteModel, options: TflmOptions | None = None) -> Tfl
     options = options or TflmOptions()
     check_tflm_options(options)
     buffers, notes = plan_buffers(model, options.kernels)
+    if len(buffers) > MAX_PLANNED_BUFFERS:
+        raise ModelTooLargeError(
+            f"{model.source}: {len(buffers)} buffers to plan, over the {MAX_PLANNED_BUFFERS}-buffer limit "
+            "(TFLM's greedy planner is quadratic; MCU models plan a few hundred)"
+        )
     offsets = greedy_plan(buffers)
     head = max((o + b.size for b, o in zip(buffers, offsets, strict=True)), default=0)
     scratch = sum(1 for b in buffers if b.kind == "scratch")
