@@ -62,8 +62,8 @@ __all__ = [
     "UnsafeModelError",
     "analyze_model",
     "analyze_tflite",
-    "check_trace_against_tflite",
     "check_log_against_model",
+    "check_trace_against_tflite",
     "cross_check",
     "load_model",
     "load_tflite",
@@ -71,7 +71,7 @@ __all__ = [
     "log_target",
     "onnx_tflm_model",
     "parse_input_shape",
-    "predict_arena",
     "pick_build",
+    "predict_arena",
     "replay_log",
 ]
