@@ -51,7 +51,7 @@ from logscope.reference.tflite_loader import TfliteModel, TfOperator, TfSubgraph
 
 SCHEMA_VERSION = 1
 ARENA_ALIGNMENT = 16  # MicroArenaBufferAlignment()
-MAX_PLANNED_BUFFERS = 8192  # ~3 s of planning; the largest corpus model plans 32
+MAX_PLANNED_BUFFERS = 8192  # the planner is quadratic in buffers; the largest corpus model plans 32
 ONLINE = -1
 
 
