@@ -16,6 +16,7 @@ from rich.console import Console
 from logscope.api import parse
 from logscope.errors import LogscopeError
 from logscope.model import ParsedLog
+from logscope.render.ci import LogFindings
 from logscope.render.frames_out import write_frames
 from logscope.render.summary import render_json, render_markdown, render_rule_list, render_text
 from logscope.rules import RULES, Config, analyze_log, get_rule, resolve_config, worst_severity
@@ -28,6 +29,27 @@ class OutputFormat(str, Enum):
     text = "text"
     json = "json"
     markdown = "markdown"
+    sarif = "sarif"
+    github = "github"
+    junit = "junit"
+
+
+def _write_ci_format(fmt: OutputFormat, logs: list[LogFindings]) -> bool:
+    """SARIF, GitHub annotations or JUnit on stdout; False when `fmt` is none of them."""
+    from logscope import __version__
+    from logscope.render.ci import render_github, render_junit, render_sarif
+
+    if fmt is OutputFormat.sarif:
+        text = render_sarif(logs, RULES, __version__)
+    elif fmt is OutputFormat.github:
+        text = render_github(logs)
+    elif fmt is OutputFormat.junit:
+        text = render_junit(logs)
+    else:
+        return False
+    if text:
+        sys.stdout.write(text + "\n")
+    return True
 
 
 class FramesFormat(str, Enum):
@@ -54,7 +76,12 @@ def _root() -> None:
 @app.command("parse")
 def parse_command(
     files: list[Path] = typer.Argument(..., help="Log files (plain, .gz, .xz, .bz2)."),
-    output_format: OutputFormat = typer.Option(OutputFormat.text, "--format", "-f", help="Output format."),
+    output_format: OutputFormat = typer.Option(
+        OutputFormat.text,
+        "--format",
+        "-f",
+        help="text, json, markdown; or for CI: sarif (code scanning), github (annotations), junit.",
+    ),
     frames_out: Path | None = typer.Option(None, "--frames-out", help="Write every frame to this folder."),
     frames_format: FramesFormat = typer.Option(
         FramesFormat.parquet, "--frames-format", help="parquet or csv."
@@ -99,7 +126,13 @@ def parse_command(
                 write_frames(log, target, frames_format.value)
         except OSError as exc:
             raise _fail(f"cannot write frames to {frames_out}: {exc.strerror or exc}") from None
-    if output_format is OutputFormat.json:
+    ci_logs = [
+        LogFindings(log.source, log.findings, config.fail_on)
+        for log, config in zip(logs, configs, strict=True)
+    ]
+    if _write_ci_format(output_format, ci_logs):
+        pass
+    elif output_format is OutputFormat.json:
         sys.stdout.write(render_json(logs) + "\n")
     elif output_format is OutputFormat.markdown:
         sys.stdout.write("\n\n".join(render_markdown(log) for log in logs) + "\n")
@@ -297,6 +330,14 @@ class TrendFormat(str, Enum):
 _PLOT_SUFFIXES = {".png": TrendFormat.png, ".svg": TrendFormat.png, ".pdf": TrendFormat.png}
 
 
+class AuditFormat(str, Enum):
+    text = "text"
+    json = "json"
+    sarif = "sarif"
+    github = "github"
+    junit = "junit"
+
+
 @app.command("audit")
 def audit_command(
     paths: list[str] = typer.Argument(..., help="Log files, folders (walked recursively) and globs."),
@@ -326,8 +367,11 @@ def audit_command(
     ),
     ignore: list[str] | None = typer.Option(None, "--ignore", help="Skip these rules."),
     target_preset: str | None = typer.Option(None, "--target", help="Target preset: rk3588, rv1106, ..."),
-    output_format: TextOrJson = typer.Option(
-        TextOrJson.text, "--format", "-f", help="Summary as text or json."
+    output_format: AuditFormat = typer.Option(
+        AuditFormat.text,
+        "--format",
+        "-f",
+        help="Summary as text or json; or every discovered file's stored findings as sarif, github, junit.",
     ),
     verbose: bool = typer.Option(
         False, "--verbose", "-v", help="A line per committed batch and failed file."
@@ -369,7 +413,15 @@ def audit_command(
         raise typer.Exit(code=130) from None
     except LogscopeError as exc:
         raise _fail(str(exc)) from None
-    if output_format is TextOrJson.json:
+    if output_format in (AuditFormat.sarif, AuditFormat.github, AuditFormat.junit):
+        from logscope.audit.export import stored_findings
+
+        try:
+            stored = stored_findings(db, report.paths)
+        except LogscopeError as exc:
+            raise _fail(str(exc)) from None
+        _write_ci_format(OutputFormat(output_format.value), stored)
+    elif output_format is AuditFormat.json:
         sys.stdout.write(render_audit_json(report) + "\n")
     else:
         Console(highlight=False, soft_wrap=True).print(summary_table(report))
