@@ -584,6 +584,9 @@ def report_command(
     files: list[Path] = typer.Argument(..., help="Log files; one section each."),
     output: Path = typer.Option(..., "--output", "-o", help="report.html, report.md or report.json."),
     compact: bool = typer.Option(False, "--compact", help="Markdown of at most ~60 lines, no images."),
+    static: bool = typer.Option(
+        False, "--static", help="HTML with PNG plots and no script (default: interactive, still offline)."
+    ),
     config_path: Path | None = typer.Option(None, "--config", help="logscope.toml (default: found upward)."),
     target_preset: str | None = typer.Option(None, "--target", help="Rules target preset: rk3588, ..."),
     sram: str | None = typer.Option(None, "--sram", help="SRAM budget for MCU logs that state none."),
@@ -613,7 +616,7 @@ def report_command(
             references=references,
             reference_label=f"{onnx_model.name} (RKNN emulation)" if onnx_model else "reference",
         )
-        written = write_report(report, output, compact=compact)
+        written = write_report(report, output, compact=compact, static=static)
     except LogscopeError as exc:
         raise _fail(str(exc)) from None
     except OSError as exc:
