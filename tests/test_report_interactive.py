@@ -21,7 +21,7 @@ from tests.conftest import MOBILENET, ROOT
 from tests.test_report import HEAP_LOG, INJECTED, Page, analyzed, injected_log  # noqa: F401
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from generate import generate_log  # noqa: E402
+from generate import generate_log
 
 DATA = re.compile(r'<script type="application/json" id="logscope-data">(.*?)</script>', re.S)
 

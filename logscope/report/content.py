@@ -7,7 +7,6 @@ tables and provenance, each figure with the log lines it came from.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -804,22 +803,6 @@ def _provenance(log: ParsedLog, plots: list[PlotSpec]) -> list[tuple[str, str]]:
 
 
 # ----------------------------------------------------------------------------------------- helpers
-
-
-def evidence_items(evidence: dict[str, Any], limit: int = 160) -> list[tuple[str, str]]:
-    """A finding's evidence as (key, text) pairs: bytes humanised, nested values as compact JSON."""
-    out = []
-    for key, value in evidence.items():
-        if isinstance(value, bool) or value is None:
-            text = str(value).lower() if value is not None else "—"
-        elif isinstance(value, int) and key.endswith("_bytes"):
-            text = human(value)
-        elif isinstance(value, int | float | str):
-            text = str(value)
-        else:
-            text = json.dumps(value, ensure_ascii=False, default=str)
-        out.append((key, text if len(text) <= limit else text[: limit - 1] + "…"))
-    return out
 
 
 def finding_lines(finding: Finding) -> str:

@@ -243,10 +243,18 @@ def _mcu_views(log: ParsedLog) -> list[dict[str, Any]]:
                 "op": labels,
                 "line": _ints(frame["line"]),
             },
-            "peak": {"bytes": _int(curve.peak_bytes), "layer": _int(curve.peak_step), "line": _int(curve.peak_line)},
+            "peak": {
+                "bytes": _int(curve.peak_bytes),
+                "layer": _int(curve.peak_step),
+                "line": _int(curve.peak_line),
+            },
             "budget": None
             if curve.budget_bytes is None
-            else {"bytes": _int(curve.budget_bytes), "line": _int(curve.budget_line), "source": curve.budget_source},
+            else {
+                "bytes": _int(curve.budget_bytes),
+                "line": _int(curve.budget_line),
+                "source": curve.budget_source,
+            },
             "baseline": _int(curve.baseline_bytes),
         }
         layout = address_layout(log, run=curve.run_index)

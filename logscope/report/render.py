@@ -22,7 +22,6 @@ from logscope.report.content import (
     PlotSpec,
     Report,
     Table,
-    evidence_items,
     finding_lines,
 )
 from logscope.report.interactive import evidence_fields, report_data, script_json
@@ -65,7 +64,10 @@ def render_html(report: Report, *, dpi: int = PLOT_DPI, interactive: bool = True
         [[] for _ in report.files]
         if interactive
         else [
-            [(spec, base64.b64encode(render_plot(file, spec, "png", dpi)).decode("ascii")) for spec in file.plots]
+            [
+                (spec, base64.b64encode(render_plot(file, spec, "png", dpi)).decode("ascii"))
+                for spec in file.plots
+            ]
             for file in report.files
         ]
     )
