@@ -163,9 +163,11 @@
     var busy = false;
     target.on("plotly_relayout", function (ev) {
       if (busy) { return; }
-      var x0 = ev["xaxis.range[0]"], x1 = ev["xaxis.range[1]"];
-      var next = (x0 === undefined || ev["xaxis.autorange"]) ? mapIndexes(t, null, null) : mapIndexes(t, x0, x1);
+      // A drag zoom reports "xaxis.range[0]"/"[1]", Plotly.relayout and the buttons "xaxis.range".
+      var range = ev["xaxis.range"] || [ev["xaxis.range[0]"], ev["xaxis.range[1]"]];
+      var x0 = range[0], x1 = range[1];
       if (x0 === undefined && !ev["xaxis.autorange"]) { return; }
+      var next = ev["xaxis.autorange"] ? mapIndexes(t, null, null) : mapIndexes(t, x0, x1);
       setNote(next);
       if (sel.total <= MAP_LIMIT && next.total <= MAP_LIMIT && sel.idx.length === t.name.length) { return; }
       sel = next;
