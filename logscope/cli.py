@@ -29,21 +29,32 @@ class OutputFormat(str, Enum):
     text = "text"
     json = "json"
     markdown = "markdown"
+
+
+class ParseFormat(str, Enum):
+    """`parse` prints summaries, or findings in the formats CI systems read."""
+
+    text = "text"
+    json = "json"
+    markdown = "markdown"
     sarif = "sarif"
     github = "github"
     junit = "junit"
 
 
-def _write_ci_format(fmt: OutputFormat, logs: list[LogFindings]) -> bool:
+CI_FORMATS = ("sarif", "github", "junit")
+
+
+def _write_ci_format(fmt: str, logs: list[LogFindings]) -> bool:
     """SARIF, GitHub annotations or JUnit on stdout; False when `fmt` is none of them."""
     from logscope import __version__
     from logscope.render.ci import render_github, render_junit, render_sarif
 
-    if fmt is OutputFormat.sarif:
+    if fmt == "sarif":
         text = render_sarif(logs, RULES, __version__)
-    elif fmt is OutputFormat.github:
+    elif fmt == "github":
         text = render_github(logs)
-    elif fmt is OutputFormat.junit:
+    elif fmt == "junit":
         text = render_junit(logs)
     else:
         return False
@@ -76,8 +87,8 @@ def _root() -> None:
 @app.command("parse")
 def parse_command(
     files: list[Path] = typer.Argument(..., help="Log files (plain, .gz, .xz, .bz2)."),
-    output_format: OutputFormat = typer.Option(
-        OutputFormat.text,
+    output_format: ParseFormat = typer.Option(
+        ParseFormat.text,
         "--format",
         "-f",
         help="text, json, markdown; or for CI: sarif (code scanning), github (annotations), junit.",
@@ -130,11 +141,11 @@ def parse_command(
         LogFindings(log.source, log.findings, config.fail_on)
         for log, config in zip(logs, configs, strict=True)
     ]
-    if _write_ci_format(output_format, ci_logs):
+    if _write_ci_format(output_format.value, ci_logs):
         pass
-    elif output_format is OutputFormat.json:
+    elif output_format is ParseFormat.json:
         sys.stdout.write(render_json(logs) + "\n")
-    elif output_format is OutputFormat.markdown:
+    elif output_format is ParseFormat.markdown:
         sys.stdout.write("\n\n".join(render_markdown(log) for log in logs) + "\n")
     else:
         console = Console(highlight=False, soft_wrap=True)
@@ -413,14 +424,14 @@ def audit_command(
         raise typer.Exit(code=130) from None
     except LogscopeError as exc:
         raise _fail(str(exc)) from None
-    if output_format in (AuditFormat.sarif, AuditFormat.github, AuditFormat.junit):
+    if output_format.value in CI_FORMATS:
         from logscope.audit.export import stored_findings
 
         try:
             stored = stored_findings(db, report.paths)
         except LogscopeError as exc:
             raise _fail(str(exc)) from None
-        _write_ci_format(OutputFormat(output_format.value), stored)
+        _write_ci_format(output_format.value, stored)
     elif output_format is AuditFormat.json:
         sys.stdout.write(render_audit_json(report) + "\n")
     else:

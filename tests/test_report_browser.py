@@ -25,7 +25,7 @@ from tests.conftest import MOBILENET, ROOT
 from tests.test_report import analyzed
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from generate import generate_log  # noqa: E402
+from generate import generate_log
 
 CHROMIUM = os.environ.get("LOGSCOPE_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
 playwright_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
