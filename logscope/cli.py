@@ -505,6 +505,12 @@ def diff_command(
     config_path: Path | None = typer.Option(
         None, "--config", help="Rules configuration (default: found upward)."
     ),
+    output: Path | None = typer.Option(
+        None,
+        "--output",
+        "-o",
+        help="Also write a visual comparison: diff.html (interactive, offline) or diff.md (+ PNG).",
+    ),
 ) -> None:
     """Compare two builds: versions, memory, reuse, layer targets, fusions, tensor sizes, new warnings."""
     from logscope.analysis.diff import diff_builds, split_build_ref
@@ -519,8 +525,17 @@ def diff_command(
             else analyze_log(parse(new_path), resolve_config(config_path, Path(new_path)))
         )
         diff = diff_builds(old_log, new_log, old_index, new_index)
+        written = []
+        if output is not None:
+            from logscope.report.diffpage import write_diff
+
+            written = write_diff(old_log, new_log, diff, output, fail_on_regression)
     except LogscopeError as exc:
         raise _fail(str(exc)) from None
+    except OSError as exc:
+        raise _fail(f"cannot write {output}: {exc.strerror or exc}") from None
+    for path in written:
+        Console(stderr=True, highlight=False, soft_wrap=True).print(f"wrote {path}", markup=False)
     if output_format is OutputFormat.json:
         sys.stdout.write(render_diff_json(diff, fail_on_regression) + "\n")
     elif output_format is OutputFormat.markdown:

@@ -170,3 +170,19 @@ def test_a_5000_layer_build_renders_in_under_3_s_and_zooms(browser, tmp_path):
         "document.querySelector('.address-map').data.reduce((n, t) => n + t.x.length, 0)"
     )
     assert 0 < shown < 1500 and note.inner_text() == f"{shown:,} tensors in view."
+
+
+def test_diff_page_overlays_both_builds(browser, tmp_path):
+    from logscope.analysis.diff import diff_builds
+    from logscope.report.diffpage import render_diff_html
+    from tests.conftest import RKNN
+
+    old = analyzed(MOBILENET)
+    new = analyzed(RKNN / "29-doc-rknpu2-sram-runtime-log-level3-rk3588.log")
+    path = tmp_path / "diff.html"
+    path.write_text(render_diff_html(old, new, diff_builds(old, new)), encoding="utf-8")
+    session = Session(browser, path)
+    assert session.errors == [] and len(session.requests) == 1
+    names = session.page.evaluate("document.getElementById('compare-chart').data.map(t => t.name)")
+    assert len(names) == 2 and names[0].startswith("old: ") and names[1].startswith("new: ")
+    assert session.page.locator(".address-map").count() == 2  # both builds' maps

@@ -72,19 +72,7 @@ def render_html(report: Report, *, dpi: int = PLOT_DPI, interactive: bool = True
         ]
     )
     title = report.files[0].name if len(report.files) == 1 else f"{len(report.files)} files"
-    scripts: dict[str, str] = {}
-    if interactive:
-        static = resources.files("logscope.report").joinpath("static")
-        scripts = {
-            "data_json": script_json(report_data(report)),
-            "plotly_js": static.joinpath("plotly-basic.min.js").read_text("utf-8"),
-            "app_js": static.joinpath("report.js").read_text("utf-8"),
-        }
-    hashes = " ".join(
-        f"'sha256-{base64.b64encode(hashlib.sha256(scripts[key].encode()).digest()).decode()}'"
-        for key in ("plotly_js", "app_js")
-        if key in scripts
-    )
+    scripts = page_scripts(report_data(report)) if interactive else {}
     return template.render(
         report=report,
         figures=figures,
@@ -92,11 +80,31 @@ def render_html(report: Report, *, dpi: int = PLOT_DPI, interactive: bool = True
         evidence=evidence_fields,
         lines=finding_lines,
         interactive=interactive,
-        script_hashes=hashes,
-        plotly_version=PLOTLY_VERSION,
+        css=report_css(),
         compare=_compare_rows(report) if len(report.files) > 1 else [],
         **scripts,
     )
+
+
+def report_css() -> str:
+    """The style sheet the report and the diff page share (inlined: the CSP allows inline styles)."""
+    return resources.files("logscope.report").joinpath("templates/report.css").read_text("utf-8")
+
+
+def page_scripts(data: Any) -> dict[str, str]:
+    """What an interactive page inlines: its data as JSON (inert), plotly.js, the page script, and the
+    CSP `script-src` value that allows exactly those two scripts by their SHA-256."""
+    static = resources.files("logscope.report").joinpath("static")
+    scripts = {
+        "data_json": script_json(data),
+        "plotly_js": static.joinpath("plotly-basic.min.js").read_text("utf-8"),
+        "app_js": static.joinpath("report.js").read_text("utf-8"),
+    }
+    hashes = " ".join(
+        f"'sha256-{base64.b64encode(hashlib.sha256(scripts[key].encode()).digest()).decode()}'"
+        for key in ("plotly_js", "app_js")
+    )
+    return scripts | {"script_hashes": hashes, "plotly_version": PLOTLY_VERSION}
 
 
 def _compare_rows(report: Report) -> list[tuple[str, list[str]]]:
