@@ -249,3 +249,13 @@ def test_write_report_by_suffix(tmp_path):
         write_report(report, tmp_path / "r.pdf")
     with pytest.raises(ReportError, match="--compact"):
         write_report(report, tmp_path / "r.html", compact=True)
+
+
+def test_memory_caption_promises_a_budget_line_only_when_one_is_drawn():
+    no_budget = analyzed(FIXTURES / "synthetic" / "heap-trace-issue-example.txt")
+    (spec,) = [p for p in build_report([no_budget]).files[0].plots if p.kind == "memory"]
+    assert "no SRAM budget is stated in the log or given (--sram), so none is drawn" in spec.caption
+    (spec,) = [p for p in build_report([analyzed(HEAP_LOG)]).files[0].plots if p.kind == "memory"]
+    assert "the dashed line is the SRAM budget" in spec.caption
+    (spec,) = [p for p in build_report([no_budget], budget_bytes=65536).files[0].plots if p.kind == "memory"]
+    assert "the dashed line is the SRAM budget" in spec.caption

@@ -421,11 +421,17 @@ def _plot_spec(log: ParsedLog, kind: str, budget_bytes: int | None) -> PlotSpec:
         top = max(curves, key=lambda c: c.peak_bytes or -1)
         curve_lines = line_range(pd.concat([c.frame["line"] for c in curves]))
         budget_line = f"; budget line {top.budget_line}" if top.budget_line is not None else ""
+        # The caption promises a budget line only when one is drawn (a budget stated or given).
+        budgeted = any(c.budget_bytes is not None for c in curves)
+        budget_text = (
+            "the dashed line is the SRAM budget."
+            if budgeted
+            else "no SRAM budget is stated in the log or given (--sram), so none is drawn."
+        )
         return PlotSpec(
             kind,
             "Memory over ops",
-            f"Live bytes per step ({top.derivation or 'curve'}); the peak is marked, "
-            "the dashed line is the SRAM budget.",
+            f"Live bytes per step ({top.derivation or 'curve'}); the peak is marked; {budget_text}",
             (f"lines {_range(curve_lines)}" if curve_lines else "no line numbers") + budget_line,
             {
                 "peak_bytes": top.peak_bytes,
