@@ -108,7 +108,7 @@ def test_hover_and_click_on_the_memory_curve(mobilenet):
     page.mouse.move(*s)
     page.wait_for_timeout(200)
     text = mobilenet.hover_text(".memory-chart")
-    assert "step 3 · ConvClip" in text and "1.15 MiB (1,204,224 B)" in text and "line 136" in text
+    assert "layer 3 · ConvClip" in text and "1.15 MiB (1,204,224 B)" in text and "line 136" in text
     assert "Relu6__7:0" in text and "Relu6__9:0" in text
     page.mouse.click(*s)
     panel = page.locator(".layer-panel")

@@ -75,7 +75,7 @@
     var traces = [{
       x: c.x, y: div(c.occupied, s), customdata: hover, name: view.kind === "mcu" ? "live heap" : "live feature memory",
       type: "scatter", mode: "lines", line: { shape: "hv", color: COLORS.occupied }, fill: "tozeroy",
-      hovertemplate: "step %{x} · %{customdata[0]}<br>live %{customdata[1]}<br>%{customdata[2]}" +
+      hovertemplate: (view.kind === "mcu" ? "step" : "layer") + " %{x} · %{customdata[0]}<br>live %{customdata[1]}<br>%{customdata[2]}" +
         "<br>%{customdata[3]}<br>%{customdata[4]}<extra></extra>"
     }];
     if (c.high) {
