@@ -620,6 +620,11 @@ def predict_arena(model: TfliteModel, options: TflmOptions | None = None) -> Tfl
     notes.extend(tail_notes)
     if options.arch != "x86_64":
         notes.append(f"tail for {options.arch}: {TAIL_PROFILES[options.arch].source}")
+    else:
+        notes.append(
+            "tail with x86-64 struct sizes (the tflite-micro Python interpreter); --arch arm32 for a "
+            "Cortex-M board (smaller structs)"
+        )
     if options.kernels != "reference":
         notes.append(f"scratch buffers from the {options.kernels} formulas (computed, not measured)")
     rows = _op_curve(model.main, buffers, offsets)
