@@ -218,6 +218,15 @@ def test_prediction_parts_add_up():
     assert peak == pred.head
 
 
+def test_peak_op_is_where_most_is_live():
+    """Inception: a long-lived tensor sits at the top of the plan from op 1 on, but the op that needs
+    the whole head is the CONCATENATION, where every branch output is live at once."""
+    pred = analyze_tflite(CORPUS / "inception_int8.tflite")
+    assert pred.op_rows[1]["high_water_bytes"] == pred.head
+    assert pred.peak_op == 6 and pred.model.main.operators[6].opcode == "CONCATENATION"
+    assert pred.op_rows[6]["live_bytes"] == pred.head
+
+
 def test_margin_rounds_up_to_16():
     pred = analyze_tflite(KWS, TflmOptions(margin=0.1))
     assert pred.with_margin % 16 == 0 and pred.with_margin >= pred.total * 1.1

@@ -209,10 +209,13 @@ class TflmPrediction:
 
     @property
     def peak_op(self) -> int | None:
-        for row in self.op_rows:
-            if row["high_water_bytes"] == self.head and self.head:
-                return int(row["op_index"])
-        return None
+        """The first op with the most bytes live (planned sizes, scratch included): the op that needs the
+        arena's head most. Where its live bytes equal the head, the plan has no gap at that op. (The
+        high-water curve can reach the head earlier: a long-lived tensor placed at the top.)"""
+        peak = max((row["live_bytes"] for row in self.op_rows), default=0)
+        if not peak:
+            return None
+        return next(int(row["op_index"]) for row in self.op_rows if row["live_bytes"] == peak)
 
     def components(self) -> list[dict[str, Any]]:
         """Every part of the arena with its bytes and where the figure comes from."""
