@@ -79,6 +79,9 @@ _ALIASES = {
 
 @dataclass
 class McuCheckResult:
+    """The rows of an MCU check (the `check_summary` schema), the prediction they compare with, and the
+    trace's own memory curve (heap-trace totals per op) for the overlay plot."""
+
     log_source: str
     model_source: str
     prediction: TflmPrediction
@@ -163,6 +166,8 @@ def infer_arch(log: ParsedLog) -> str | None:
 def check_trace_against_tflite(
     log: ParsedLog, model: TfliteModel, options: TflmOptions | None = None, *, arch_given: bool = False
 ) -> McuCheckResult:
+    """Predict `model`'s arena (arch from the trace's printed struct sizes unless `arch_given`) and compare
+    every figure the trace holds. An RKNN log is refused (`ReferenceOptionError`, exit 2 in the CLI)."""
     if not log.kind.startswith("mcu"):
         raise ReferenceOptionError(
             f"{log.source} is a {log.kind} log: --model MODEL.tflite checks MCU traces (TFLM allocator "
