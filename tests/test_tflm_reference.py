@@ -292,6 +292,21 @@ def test_published_person_detect_on_cortex_m():
     assert "CONV_2D 14 in the log, 15 in the model" in other.rows[0]["likely_cause"]
 
 
+def test_published_person_detect_memory_plan():
+    """[04]: nine rows of GreedyMemoryPlanner::PrintMemoryPlan for person_detect (a 2021 TFLM, scopes
+    from the first op): every row is a buffer of the corpus twin's plan, at the same offset."""
+    log = logscope.parse(REPO / "fixtures/mcu/04-tflm-greedy-planner-printmemoryplan-pr48595-partial.txt")
+    check = check_trace_against_tflite(log, load_tflite(CORPUS / "person_detection_int8.tflite"))
+    rows = {r["item"]: r for r in check.rows}
+    assert rows["memory-plan buffers found in the model's plan"]["reference_value"] == 9
+    assert (
+        rows["memory-plan offsets (GreedyMemoryPlanner)"]["likely_cause"] == "all 9 at the predicted offsets"
+    )
+    other = check_trace_against_tflite(log, load_tflite(CORPUS / "mobilenet_small_int8.tflite"))
+    found = {r["item"]: r for r in other.rows}["memory-plan buffers found in the model's plan"]
+    assert found["reference_value"] < 9 and "another model" in found["likely_cause"]
+
+
 # ------------------------------------------------------------------------------------------------- check
 @pytest.mark.parametrize("name", ["kws_int8", "mobilenet_small_float", "random_head_b_int8", "seq_CFFS_int8"])
 def test_check_reproduces_corpus_printouts(name):

@@ -43,7 +43,9 @@ OP_LIST = "profiled operator types (model operators)"
 STATED_ARENA = "stated arena vs needed"
 OP_DELTA_PREFIX = "heap-trace op "
 CONSTANT_DATA = "model constant data (model buffers)"
-MEMBERSHIP_ITEMS = (EVAL_COUNT, NODE_COUNT, TRACE_OPS, TRACE_OP_TYPES, OP_LIST)
+PLAN_BUFFERS = "memory-plan buffers found in the model's plan"
+PLAN_OFFSETS = "memory-plan offsets (GreedyMemoryPlanner)"
+MEMBERSHIP_ITEMS = (EVAL_COUNT, NODE_COUNT, TRACE_OPS, TRACE_OP_TYPES, OP_LIST, PLAN_BUFFERS)
 
 # The TFLM benchmarking tool's `[[ Table ]]: Arena` / `Allocations` rows name what RecordingMicroAllocator
 # prints under other names.
@@ -188,6 +190,7 @@ def check_trace_against_tflite(
     curve_rows, curve = _heap_trace_rows(log, pred, model)
     rows += curve_rows
     rows += _op_list_rows(log, model)
+    rows += _memory_plan_rows(log, pred)
     rows += _stated_arena_rows(log, pred)
     if not rows:
         notes.append(
@@ -449,6 +452,60 @@ def _op_list_rows(log: ParsedLog, model: TfliteModel) -> list[dict[str, Any]]:
             )
         return [_row(OP_LIST, len(names), len(model_ops), cause, line)]
     return []
+
+
+def _memory_plan_rows(log: ParsedLog, pred: TflmPrediction) -> list[dict[str, Any]]:
+    """`GreedyMemoryPlanner::PrintMemoryPlan` rows (size, offset, first/last use) against the predicted
+    plan. Buffer ids follow the model's tensor order, so a row is matched by size and lifetime; TFLM
+    before 2022 numbered scopes from the first op (0) where it now keeps 0 for the inputs, so both
+    numberings are tried and the one matching more rows is kept."""
+    frame = log.frames["buffers"]
+    frame = frame[frame["source"] == "tflm-planner"]
+    if frame.empty:
+        return []
+    frame = frame[frame["run_index"] == frame["run_index"].iloc[0]]
+    rows = [
+        (
+            _int(r.buffer_id),
+            _int(r.size_bytes),
+            _int(r.offset_bytes),
+            _int(r.first_op),
+            _int(r.last_op),
+            _int(r.line),
+        )
+        for r in frame.itertuples(index=False)
+    ]
+    best: tuple[int, list[tuple[Any, ...]]] | None = None
+    for shift in (0, 1):
+        planned: dict[tuple[int | None, ...], list[int]] = {}
+        for b, off in zip(pred.buffers, pred.offsets, strict=True):
+            planned.setdefault((b.size, max(b.first - shift, 0), b.last - shift), []).append(off)
+        found = [(row, planned.get((row[1], row[3], row[4]))) for row in rows]
+        hits = sum(1 for _, offs in found if offs)
+        if best is None or hits > best[0]:
+            best = (hits, found)
+    assert best is not None
+    hits, found = best
+    line = rows[0][5]
+    missing = [row for row, offs in found if not offs]
+    cause = (
+        "matches"
+        if not missing
+        else f"{len(missing)} buffer(s) of the log have no buffer of that size and lifetime in the model "
+        f"(ids {', '.join(str(r[0]) for r in missing[:6])}): another model or input size"
+    )
+    out = [_row(PLAN_BUFFERS, len(rows), hits, cause, line)]
+    compared = [(row, offs) for row, offs in found if offs]
+    moved = [(row, offs) for row, offs in compared if row[2] not in offs]
+    if compared:
+        text = (
+            f"all {len(compared)} at the predicted offsets"
+            if not moved
+            else f"{len(moved)} at other offsets: "
+            + ", ".join(f"id {r[0]} at {r[2]} vs {offs[0]}" for r, offs in moved[:4])
+        )
+        out.append(_row(PLAN_OFFSETS, len(compared) - len(moved), len(compared), text, line))
+    return out
 
 
 def _stated_arena_rows(log: ParsedLog, pred: TflmPrediction) -> list[dict[str, Any]]:
