@@ -532,3 +532,10 @@ def test_planning_limit_is_a_clear_error(monkeypatch):
         analyze_tflite(KWS)
     result = _cli("reference", KWS)
     assert result.exit_code == 2 and "buffer limit" in result.output
+
+
+def test_names_from_the_file_are_printable():
+    from logscope.reference.tflite_loader import _text
+
+    assert _text(b"conv\x1b[31m\x07") == "conv?[31m?"
+    assert len(_text(b"x" * 10_000)) == 256

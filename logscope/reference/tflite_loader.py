@@ -14,6 +14,7 @@ Tensor values are not kept: the memory analysis needs shapes, types, which tenso
 from __future__ import annotations
 
 import os
+import re
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -201,7 +202,7 @@ def _read(data: bytes, source: str) -> TfliteModel:
         name = ops_names.get(code, f"BUILTIN_{code}")
         if name == "CUSTOM":
             custom = oc.CustomCode()
-            name = f"CUSTOM:{custom.decode('utf-8', 'replace')}" if custom else "CUSTOM"
+            name = f"CUSTOM:{_text(custom)}" if custom else "CUSTOM"
         codes.append((name, int(oc.Version())))
     n_buffers = _count(model.BuffersLength(), 10_000_000, "buffer", data, source)
     buffer_bytes: list[int] = []
@@ -214,7 +215,7 @@ def _read(data: bytes, source: str) -> TfliteModel:
     metadata: dict[str, int] = {}
     for i in range(_count(model.MetadataLength(), 10_000, "metadata", data, source)):
         m = model.Metadata(i)
-        metadata[(m.Name() or b"").decode("utf-8", "replace")] = int(m.Buffer())
+        metadata[_text(m.Name())] = int(m.Buffer())
     n_sub = _count(model.SubgraphsLength(), MAX_SUBGRAPHS, "subgraph", data, source)
     if n_sub == 0:
         raise ModelFormatError(f"{source}: the model has no subgraph")
@@ -232,9 +233,9 @@ def _read(data: bytes, source: str) -> TfliteModel:
         for v in (*inputs, *outputs):
             if not 0 <= v < len(tensors):
                 raise ModelFormatError(f"{source}: subgraph {s} names tensor {v} of {len(tensors)}")
-        name = (sg.Name() or b"").decode("utf-8", "replace")
+        name = _text(sg.Name())
         subgraphs.append(TfSubgraph(s, name, tuple(tensors), tuple(operators), inputs, outputs))
-    description = (model.Description() or b"").decode("utf-8", "replace")
+    description = _text(model.Description())
     offline = _offline_offsets(model, metadata, data, source, len(subgraphs[0].tensors))
     return TfliteModel(
         source,
@@ -247,6 +248,16 @@ def _read(data: bytes, source: str) -> TfliteModel:
         offline,
         sum(buffer_bytes),
     )
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def _text(raw: bytes | None, limit: int = 256) -> str:
+    """A name from the file as printable text: control characters (an ANSI escape in a tensor name would
+    reach the terminal) become '?', and at most `limit` characters are kept."""
+    text = (raw or b"").decode("utf-8", "replace")
+    return _CONTROL.sub("?", text[:limit])
 
 
 def _builtin_code(oc: Any) -> int:
@@ -288,7 +299,7 @@ def _tensor(
                 float(scales[0]) if n_scales else None,
                 int(zps[0]) if n_zps else None,
             )
-    name = (t.Name() or b"").decode("utf-8", "replace") or f"tensor_{index}"
+    name = _text(t.Name()) or f"tensor_{index}"
     dtype = type_names.get(int(t.Type()), f"TYPE_{int(t.Type())}")
     data_bytes = buffer_bytes[buf] if buffer_bytes else 0
     return TfTensor(index, name, dtype, shape, buf, data_bytes, bool(t.IsVariable()), quant)
