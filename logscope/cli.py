@@ -241,7 +241,9 @@ def reference_command(
         raise _fail("--runtime rknn needs an ONNX model; a .tflite model is predicted for TFLM")
     if tflite or runtime == "tflm":
         onnx_dtype = None if tflite else (dtype, _input_shapes(input_shape))
-        _reference_tflite(model, output_format, margin, arch, kernels, frames_out, plot, onnx_dtype)
+        _reference_tflite(
+            model, output_format, margin, arch, kernels, frames_out, frames_format.value, plot, onnx_dtype
+        )
         return
     if output_format is ReferenceFormat.c:
         raise _fail("--format c prints TFLM's kTensorArenaSize: it needs a .tflite model")
@@ -285,15 +287,15 @@ def _reference_tflite(
     arch: str,
     kernels: str,
     frames_out: Path | None,
+    frames_format: str,
     plot: Path | None,
     onnx: tuple[str, dict[str | None, tuple[int, ...]]] | None = None,
 ) -> None:
     from logscope.reference.tflm import TflmOptions, analyze_tflite, predict_arena
     from logscope.reference.tflm_onnx import onnx_tflm_model
+    from logscope.render.reference import write_reference_frames
     from logscope.render.tflm import plot_tflm_curve, render_tflm_c, render_tflm_json, render_tflm_text
 
-    if frames_out is not None:
-        raise _fail("--frames-out is for the RKNN analysis; use --format json for the TFLM figures")
     try:
         options = TflmOptions(arch=arch, kernels=kernels, margin=margin)
         if onnx is None:
@@ -304,6 +306,8 @@ def _reference_tflite(
     except LogscopeError as exc:
         raise _fail(str(exc)) from None
     try:
+        if frames_out is not None:
+            write_reference_frames(pred.frames, frames_out, frames_format)
         if plot is not None:
             plot_tflm_curve(pred, plot)
     except OSError as exc:

@@ -345,6 +345,19 @@ def test_cli_reference_tflite_c_and_json():
     assert len(data["ops"]) == 13 and data["peak_op"] == 1
 
 
+def test_cli_reference_tflite_frames(tmp_path):
+    import pandas as pd
+
+    result = _cli("reference", KWS, "--frames-out", tmp_path, "--frames-format", "csv")
+    assert result.exit_code == 0, result.output
+    ops = pd.read_csv(tmp_path / "tflm_ops.csv")
+    buffers = pd.read_csv(tmp_path / "tflm_buffers.csv")
+    components = pd.read_csv(tmp_path / "tflm_components.csv")
+    assert len(ops) == 13 and ops["high_water_bytes"].max() == 16000
+    assert (buffers["offset"] + buffers["size_bytes"]).max() == 16000
+    assert components["bytes"].sum() == 24272
+
+
 def test_cli_reference_errors(tmp_path):
     bad = tmp_path / "bad.tflite"
     bad.write_bytes(b"1234TFL3" + bytes(range(200)))

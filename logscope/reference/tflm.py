@@ -46,7 +46,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import pandas as pd
+
 from logscope.reference.errors import ModelTooLargeError, ReferenceOptionError
+from logscope.reference.frames import build_reference_frame
 from logscope.reference.tflite_loader import TfliteModel, TfOperator, TfSubgraph
 
 SCHEMA_VERSION = 1
@@ -241,6 +244,32 @@ class TflmPrediction:
             )
         return rows
 
+    def buffer_rows(self) -> list[dict[str, Any]]:
+        return [
+            {
+                "index": b.index,
+                "kind": b.kind,
+                "tensor": b.tensor,
+                "name": b.name,
+                "op": b.op,
+                "bytes": b.bytes,
+                "size_bytes": b.size,
+                "first_scope": b.first,
+                "last_scope": b.last,
+                "offset": off,
+            }
+            for b, off in zip(self.buffers, self.offsets, strict=True)
+        ]
+
+    @property
+    def frames(self) -> dict[str, pd.DataFrame]:
+        """The prediction as declared frames (`logscope.reference.frames`), for --frames-out."""
+        return {
+            "tflm_ops": build_reference_frame("tflm_ops", self.op_rows),
+            "tflm_buffers": build_reference_frame("tflm_buffers", self.buffer_rows()),
+            "tflm_components": build_reference_frame("tflm_components", self.components()),
+        }
+
     def summary(self) -> dict[str, Any]:
         m = self.model
         return {
@@ -271,21 +300,7 @@ class TflmPrediction:
             "peak_op_name": _op_label(m.main.operators[self.peak_op]) if self.peak_op is not None else None,
             "components": self.components(),
             "ops": self.op_rows,
-            "buffers": [
-                {
-                    "index": b.index,
-                    "kind": b.kind,
-                    "tensor": b.tensor,
-                    "name": b.name,
-                    "op": b.op,
-                    "bytes": b.bytes,
-                    "size_bytes": b.size,
-                    "first_scope": b.first,
-                    "last_scope": b.last,
-                    "offset": off,
-                }
-                for b, off in zip(self.buffers, self.offsets, strict=True)
-            ],
+            "buffers": self.buffer_rows(),
             "notes": list(self.notes),
         }
 
