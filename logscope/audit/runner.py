@@ -39,6 +39,7 @@ from .store import KnownFile, KnownPath, Store, first_line, logscope_version, st
 from .worker import FileResult, FileTask, RuleOverrides, audit_file, hash_file
 
 ENGINES = ("local", "dask")
+MAX_JOBS = 1024  # worker processes; more is a typo, not a machine
 
 
 @dataclass(frozen=True)
@@ -146,8 +147,12 @@ def audit(
     options = options or AuditOptions()
     if options.engine not in ENGINES:
         raise ConfigError(f"unknown engine {options.engine!r} (use {' or '.join(ENGINES)})")
-    if options.jobs < 1:
-        raise ConfigError(f"--jobs must be at least 1, not {options.jobs}")
+    if not 1 <= options.jobs <= MAX_JOBS:
+        raise ConfigError(f"--jobs: {options.jobs} is out of range (accepted: 1 to {MAX_JOBS})")
+    if not 1 <= options.batch_files <= MAX_JOBS * 1024:
+        raise ConfigError(
+            f"--commit-every: {options.batch_files} is out of range (accepted: 1 to {MAX_JOBS * 1024})"
+        )
     t0 = time.perf_counter()
     files = discover(paths, options.patterns)
     report = AuditReport(str(db), options.engine, options.jobs, discovered=len(files))
