@@ -5,15 +5,18 @@ hangs or reads gigabytes."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
 import socket
+import sqlite3
 from pathlib import Path
 
 import duckdb
 import pytest
 
+from logscope.io import display_path
 from tests.cli_run import run_cli
 from tests.conftest import MOBILENET
 
@@ -165,3 +168,76 @@ def test_a_file_the_store_refuses_does_not_cost_the_batch(tmp_path: Path, monkey
     assert "a value the store cannot hold" in rows[2][2]
     assert _rows(db, "SELECT count(DISTINCT file_id) FROM builds") == [(2,)]
     shutil.rmtree(logs)
+
+
+def _regular_files(folder: Path) -> dict[str, str]:
+    """SHA-256 of every regular file under `folder` (links and special files not followed)."""
+    out = {}
+    for root, _, names in os.walk(folder):
+        for name in names:
+            path = os.path.join(root, name)
+            if os.path.isfile(path) and not os.path.islink(path) and os.path.getsize(path) < 1 << 30:
+                with open(path, "rb") as fh:
+                    out[path] = hashlib.sha256(fh.read()).hexdigest()
+    return out
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs, sockets and device files")
+def test_an_audit_of_every_case_at_once(tmp_path: Path) -> None:
+    """One folder holding every case: the audit finishes within the limits, stores every good file,
+    gives every other path a row with its reason, and leaves every foreign file byte-identical."""
+    folder = tmp_path / "everything"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "badconfig").mkdir()
+    good = [
+        folder / "good.log",
+        folder / "sub" / "other.log",
+        Path(os.fsdecode(os.path.join(os.fsencode(folder), GBK_NAME))),
+    ]
+    for number, path in enumerate(good):
+        _variant(path, f"good {number}")
+    _variant(folder / "badconfig" / "ruled.log", "ruled")
+    (folder / "badconfig" / "logscope.toml").write_bytes(b"[rules.MEM001]\nwarn_below = nan\n")
+    os.mkfifo(folder / "fifo.log")
+    (folder / "zero.log").symlink_to("/dev/zero")
+    (folder / "random.log").symlink_to("/dev/urandom")
+    (folder / "sub" / "up").symlink_to("..")
+    (folder / "sub" / "again").symlink_to("../sub")
+    (folder / "alias.log").symlink_to("good.log")
+    with open(folder / "sparse.log", "wb") as fh:
+        fh.truncate(3 * 1024**3)
+    (folder / "model.log").write_bytes(b"\x08\x07\x12\x00ONNX" + os.urandom(1 << 16))
+    their = folder / "their.duckdb.log"  # a foreign database that matches the patterns: read as a log
+    con = duckdb.connect(str(their))
+    con.execute("CREATE TABLE files (x INTEGER)")
+    con.close()
+    sqlite = folder / "their.sqlite.log"
+    lite = sqlite3.connect(sqlite)
+    lite.execute("CREATE TABLE t (x INTEGER)")
+    lite.commit()
+    lite.close()
+    (folder / "empty.log").write_bytes(b"")
+    before = _regular_files(folder)
+
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.bind(str(folder / "sock.log"))
+        # --db pointing at the foreign database: refused, nothing written anywhere
+        refused = run_cli(["audit", str(folder), "--db", str(their)])
+        assert refused.returncode == 2 and "not a logscope audit database" in refused.stderr
+        db = tmp_path / "audit.duckdb"
+        report = _audit(folder, "--db", db)
+
+    assert _regular_files(folder) == before
+    statuses = dict(((Path(p).name, s) for p, s in _rows(db, "SELECT path, status FROM files")))
+    ok = {name for name, status in statuses.items() if status == "ok"}
+    # every good file, and the empty one (an empty log is a log with no lines)
+    assert ok == {Path(display_path(path)).name for path in good} | {"empty.log"}
+    assert statuses["ruled.log"] == "rejected"
+    by_name = {Path(p).name: (s, e) for p, s, e in report["failures"]}
+    assert "not a finite number" in by_name["ruled.log"][1]
+    for name in ("fifo.log", "zero.log", "random.log", "sock.log", "sparse.log"):
+        assert by_name[name][0] == "skipped", name
+    for name in ("model.log", "their.duckdb.log", "their.sqlite.log"):
+        assert by_name[name][0] == "rejected", name
+    # one row per real file: the alias and the loops add no path of their own
+    assert _rows(db, "SELECT count(*) FROM paths WHERE path LIKE '%alias%' OR path LIKE '%/up/%'") == [(0,)]
