@@ -62,6 +62,9 @@ def test_non_utf8_file_name_is_stored_losslessly_and_shown_escaped(tmp_path: Pat
     parsed = run_cli(["parse", os.fsdecode(gbk), "--format", "json"])
     assert parsed.returncode == 0, parsed.stderr
     assert "\\\\xb9\\\\xb9" in parsed.stdout  # JSON of the escaped name
+    report = run_cli(["report", os.fsdecode(gbk), "-o", str(tmp_path / "r.json")])
+    assert report.returncode == 0, report.stderr
+    assert "\\\\xb9\\\\xb9" in (tmp_path / "r.json").read_text(encoding="utf-8")
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs and device files")
