@@ -161,3 +161,13 @@ def test_db_in_a_read_only_folder_is_one_line(tmp_path: Path) -> None:
         folder.chmod(0o755)
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1
     assert "not writable" in done.stderr
+
+
+def test_extensions_are_never_installed_or_loaded_on_their_own(tmp_path: Path) -> None:
+    from logscope.audit.store import Store
+
+    with Store(tmp_path / "a.duckdb") as store:
+        settings = store.con.execute(
+            "SELECT current_setting('autoinstall_known_extensions'), current_setting('autoload_known_extensions')"
+        ).fetchone()
+    assert settings == (False, False)

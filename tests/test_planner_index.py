@@ -3,36 +3,11 @@ replaced, on random interval sets (a property test against that brute-force refe
 
 from __future__ import annotations
 
-import bisect
-from collections.abc import Sequence
-
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from logscope.reference.planners import (
-    Plan,
-    Record,
-    _IntervalIndex,
-    overlapping_pairs,
-    place_record,
-    plan_greedy_by_size,
-)
-
-
-def greedy_all_pairs(records: Sequence[Record], alignment: int = 1) -> Plan:
-    """The planner as it was: every placed record is checked for a time conflict (O(n²))."""
-    order = sorted(range(len(records)), key=lambda i: (-records[i].size, records[i].first, i))
-    offsets = [0] * len(records)
-    placed: list[tuple[int, int, Record]] = []
-    for i in order:
-        r = records[i]
-        if r.size == 0:
-            continue
-        off = place_record(r, placed, alignment, best_fit=True)
-        offsets[i] = off
-        bisect.insort(placed, (off, i, r))
-    total = max((o + r.size for r, o in zip(records, offsets, strict=True) if r.size), default=0)
-    return Plan("greedy_by_size", tuple(offsets), total)
+from logscope.reference.planners import Record, _IntervalIndex, overlapping_pairs, plan_greedy_by_size
+from tests.planner_reference import greedy_all_pairs
 
 
 @st.composite
