@@ -125,8 +125,8 @@ def test_sparse_and_binary_files_are_refused_before_reading(tmp_path: Path) -> N
 
 @pytest.mark.parametrize("source", ["/dev/zero", "/dev/urandom", "sparse", "holes"])
 def test_parse_refuses_endless_and_binary_input_early(tmp_path: Path, source: str) -> None:
-    """Under a 1 GiB address-space limit: reading up to the 2 GiB cap, as before, would fail with
-    MemoryError instead of this one-line refusal."""
+    """Within 1 GiB of resident memory (`run_cli` checks the child's peak): reading up to the 2 GiB
+    cap before refusing, as before, cannot fit; the refusal comes after the first block."""
     if source.startswith("/dev/"):
         if not os.path.exists(source):
             pytest.skip(f"no {source}")

@@ -168,6 +168,7 @@ def test_extensions_are_never_installed_or_loaded_on_their_own(tmp_path: Path) -
 
     with Store(tmp_path / "a.duckdb") as store:
         settings = store.con.execute(
-            "SELECT current_setting('autoinstall_known_extensions'), current_setting('autoload_known_extensions')"
+            "SELECT current_setting('autoinstall_known_extensions'), "
+            "current_setting('autoload_known_extensions')"
         ).fetchone()
     assert settings == (False, False)

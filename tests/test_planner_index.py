@@ -23,7 +23,7 @@ def record_sets(draw: st.DrawFn) -> list[Record]:
     return out
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(record_sets(), st.sampled_from([1, 4, 64]))
 def test_greedy_by_size_matches_the_all_pairs_scan(records: list[Record], alignment: int) -> None:
     plan = plan_greedy_by_size(records, alignment)
@@ -31,7 +31,7 @@ def test_greedy_by_size_matches_the_all_pairs_scan(records: list[Record], alignm
     assert overlapping_pairs(records, plan.offsets) == []
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(record_sets(), st.integers(0, 59), st.integers(0, 59))
 def test_interval_index_returns_exactly_the_overlapping_entries(
     records: list[Record], a: int, b: int
