@@ -59,6 +59,9 @@ def test_non_utf8_file_name_is_stored_losslessly_and_shown_escaped(tmp_path: Pat
     assert _rows(db, "SELECT count(*) FROM files WHERE status = 'ok'") == [(2,)]
     again = _audit(logs, "--db", db)  # the stored bytes find the file again: nothing re-read
     assert (again["unchanged"], again["audited"]) == (2, 0)
+    sarif = run_cli(["audit", str(logs), "--db", str(db), "--format", "sarif"])  # read back by bytes
+    assert sarif.returncode == 0, sarif.stderr
+    assert "xb9" in sarif.stdout  # the escaped name (in a URI: %5Cxb9)
     parsed = run_cli(["parse", os.fsdecode(gbk), "--format", "json"])
     assert parsed.returncode == 0, parsed.stderr
     assert "\\\\xb9\\\\xb9" in parsed.stdout  # JSON of the escaped name
