@@ -16,7 +16,8 @@ TERMINAL_DEF = re.compile(r"^([A-Z_][A-Z0-9_]*)(\.\d+)?:", re.M)
 
 def test_every_terminal_has_an_explicit_priority():
     text = grammar_text("rknn")
-    missing = [name for name, prio in TERMINAL_DEF.findall(text) if not prio and name != "_NL"]
+    # `_HEX`, `_FLOAT` ... are fragments Lark inlines into line terminals: they have no priority of their own.
+    missing = [name for name, prio in TERMINAL_DEF.findall(text) if not prio and not name.startswith("_")]
     assert missing == []
 
 
