@@ -77,8 +77,9 @@ class CompilerOutput(Evaluation):
         head = f.take(_LAYER_FIELDS)
         if self.wrapped_perf is not None:
             self._flush_wrapped_perf()
-        if self.layer_columns is None and self._identify_rows(head[-1] or ""):
-            pass  # a header-less run: its layout is now known (and may be eval_perf's)
+        if self.layer_columns is None:
+            self._current(number)  # (a first build opened later would reset the layout found here)
+            self._identify_rows(head[-1] or "")  # a header-less run: its layout, maybe eval_perf's
         if self.table == "perf" and not f.get("level"):
             self._perf_row(head, line, number)
             return
