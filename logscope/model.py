@@ -23,7 +23,7 @@ MEMORY_FIGURES = (
 )
 # JSON keys of the per-build memory object, in order; values come from the `memory` frame.
 MEMORY_KEYS = (*MEMORY_FIGURES, "reuse_rate", "peak_layer")
-# eval_memory() of toolkit 1 reports maximum and total allocation per pool (rknn-log-formats §6.1).
+# eval_memory() of toolkit 1 reports maximum and total allocation per pool (fixture [12]).
 EVAL_MEMORY_KEYS = (
     "system_max_bytes",
     "system_total_bytes",
@@ -127,7 +127,7 @@ class ParsedLog:
             "builds": out_builds,
             "findings": [f.to_dict() if hasattr(f, "to_dict") else f for f in self.findings],
         }
-        if self.kind.startswith("mcu"):  # MCU logs (issue 4) add their runs; RKNN keys stay as they are
+        if self.kind.startswith("mcu"):  # MCU logs add their runs; RKNN keys stay as they are
             out |= _mcu_summary(self.frames)
         return out
 
@@ -217,7 +217,7 @@ def _counts_by_build(frames: dict[str, pd.DataFrame]) -> dict[Any, dict[str, int
 _plain = plain_value  # one definition, in logscope.frames
 
 
-# ---------------------------------------------------------------------- MCU logs (issue 4)
+# ---------------------------------------------------------------------- MCU logs
 _MCU_COUNTED = {
     "ops": "ops",
     "buffers": "buffers",

@@ -185,7 +185,7 @@ def render_text(log: ParsedLog) -> str:
     return "\n".join(out)
 
 
-# ---------------------------------------------------------------------- MCU logs (issue 4)
+# ---------------------------------------------------------------------- MCU logs
 _MCU_TEXT_RUNS = 20  # a trace of a thousand inferences prints the first runs, then a count
 
 

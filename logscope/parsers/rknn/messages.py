@@ -115,7 +115,7 @@ class Messages(Runtime):
         row["end_line"] = number
 
     def _traceback_frame(self, f: Fields, line: str, number: int) -> None:
-        """A frame continues the open traceback; issue excerpts often start mid-traceback."""
+        """A frame continues the open traceback; excerpts often start mid-traceback."""
         if self.open_message is None:
             self._message("TRACEBACK_HEAD", Fields(), line, number)
             self.open_message["message"] += "\n" + line.strip()  # type: ignore[index]
