@@ -163,6 +163,12 @@ FAILED_RUNS = {
         2,
     ),
     "rknn_run only": ("rknn_run fail! ret=-1\n", "run-failure", 1),
+    "init_runtime error": (
+        "W init_runtime: Flag perf_debug has been set, it will affect the performance of inference!\n"
+        "E init_runtime: RKNN model does not exist, please load & build model first!\n",
+        "init_runtime error",
+        2,
+    ),
     "connect": (
         "I target set by user is: rk3588\n"
         "E init_runtime: Connect to Device Failure (-1)\n"
