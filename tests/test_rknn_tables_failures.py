@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
@@ -276,3 +277,19 @@ def test_a_runtime_session_that_printed_results_is_done():
         .iloc[0]
         == "unknown"
     )
+
+
+def test_build_layer_row_with_empty_full_name_is_kept():
+    lines = (RKNN / "09-build-verbose-mobilenetv1-rv1106-tk2-1.5.2-simulator.log").read_text().splitlines()
+    header = next(i for i, line in enumerate(lines) if "OpType" in line and "FullName" in line)
+    rows = [i for i in range(header + 1, len(lines)) if re.match(r"D RKNN: \[[^\]]*\] \d+ ", lines[i])][:6]
+    before = parse("\n".join(lines) + "\n")
+    cut = list(lines)
+    name = cut[rows[3]].split()[-1]
+    cut[rows[3]] = cut[rows[3]][: cut[rows[3]].rindex(name)].rstrip()  # FullName cell left empty
+    after = parse("\n".join(cut) + "\n")
+    assert len(after.frames["layers"]) == len(before.frames["layers"])
+    row = after.frames["layers"].set_index("line").loc[rows[3] + 1]
+    assert pd.isna(row["full_name"])
+    assert row["rw_kb"] == before.frames["layers"].set_index("line").loc[rows[3] + 1]["rw_kb"]
+    assert after.line_counts["unparsed"] == before.line_counts["unparsed"]
