@@ -293,3 +293,11 @@ def test_build_layer_row_with_empty_full_name_is_kept():
     assert pd.isna(row["full_name"])
     assert row["rw_kb"] == before.frames["layers"].set_index("line").loc[rows[3] + 1]["rw_kb"]
     assert after.line_counts["unparsed"] == before.line_counts["unparsed"]
+
+
+def test_a_prefixed_line_of_figures_outside_a_ranking_table_is_a_message():
+    log = parse("D RKNN: [19:41:05.496] Gather 4 0 0 59192 59192 33.70%\n")
+    assert len(log.frames["perf_ranking"]) == 0
+    assert list(log.frames["messages"]["message"]) == ["Gather 4 0 0 59192 59192 33.70%"]
+    bare = parse("Gather  4  0  0  59192  59192  33.70%\n")  # bare: identified by its shape, marked
+    assert bare.frames["perf_ranking"]["headerless"].tolist() == [True]
