@@ -301,3 +301,22 @@ def test_a_prefixed_line_of_figures_outside_a_ranking_table_is_a_message():
     assert list(log.frames["messages"]["message"]) == ["Gather 4 0 0 59192 59192 33.70%"]
     bare = parse("Gather  4  0  0  59192  59192  33.70%\n")  # bare: identified by its shape, marked
     assert bare.frames["perf_ranking"]["headerless"].tolist() == [True]
+
+
+def test_a_whole_log_pasted_with_collapsed_spaces_gives_the_same_rows():
+    """Every run of spaces collapsed to one (as a paste into an issue does): same rows, same values."""
+    for name in (
+        "09-build-verbose-mobilenetv1-rv1106-tk2-1.5.2-simulator.log",
+        "03-perf-detail-cpp-yolov8-1920-rk3588.log",
+        "11-eval-perf-memory-yolov5-rk3588-tk2-1.5.0-wrapped.log",
+    ):
+        text = (RKNN / name).read_text()
+        whole = parse(text)
+        pasted = parse("\n".join(re.sub(r"(?<=\S) {2,}", " ", line) for line in text.split("\n")))
+        for frame in ("layers", "perf", "perf_ranking", "tensors"):
+            a, b = whole.frames[frame], pasted.frames[frame]
+            assert a.astype(str).equals(b.astype(str)), (name, frame)
+        # (Outside tables a collapsed paste may read differently: `I     adjust_relu: [...]` without its
+        # indentation is a message, not a fusion; every line is still counted.)
+        assert whole.line_counts["total"] == pasted.line_counts["total"], name
+        assert whole.line_counts["unparsed"] == pasted.line_counts["unparsed"], name
