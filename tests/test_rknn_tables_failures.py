@@ -320,3 +320,16 @@ def test_a_whole_log_pasted_with_collapsed_spaces_gives_the_same_rows():
         # indentation is a message, not a fusion; every line is still counted.)
         assert whole.line_counts["total"] == pasted.line_counts["total"], name
         assert whole.line_counts["unparsed"] == pasted.line_counts["unparsed"], name
+
+
+def test_a_row_cut_before_its_shapes_is_an_unparsed_row_of_its_table():
+    lines = (RKNN / "09-build-verbose-mobilenetv1-rv1106-tk2-1.5.2-simulator.log").read_text().splitlines()
+    header = next(i for i, line in enumerate(lines) if "OpType" in line and "FullName" in line)
+    row = next(i for i in range(header + 1, len(lines)) if re.match(r"D RKNN: \[[^\]]*\] 3 ", lines[i]))
+    cut = list(lines)
+    cut[row] = cut[row][: cut[row].index("(")]  # `D RKNN: [ts] 3    ConvClip  INT8  NPU    `
+    log = analyze_log(parse("\n".join(cut) + "\n"))
+    unparsed = log.frames["unparsed"].set_index("line")
+    assert unparsed.loc[row + 1, "reason"] == "row of the layer table that fits no row shape"
+    assert row + 1 not in set(log.frames["messages"]["line"])
+    assert any(f.code == "LOG001" and f.line == row + 1 for f in log.findings)
