@@ -4,7 +4,8 @@
 For each run of an MCU trace or report, compares the peak memory (the highest total of a per-op heap
 trace, the busiest step of a buffer plan or per-layer table, or the tool's reported total) with the
 budget: `sram_bytes` when given (`--sram 320KiB`, a `--target` preset or the configuration), else the
-budget the log itself states (`RAM budget: 65536 B`, ESP-IDF heap region sizes). A peak above the
+budget the log itself states (`RAM budget: 65536 B`, a stated tensor arena size, the SRAM a boot banner
+names, ESP-IDF heap region sizes); the finding says which line the budget came from. A peak above the
 budget is an error naming the op that makes it and the overshoot.
 
 ## Why it matters
@@ -70,7 +71,12 @@ def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
         else:
             budget = as_int(row.budget_bytes)
             budget_line = as_int(run.budget_line) if run is not None else None
-            budget_from = f"the log (line {budget_line})" if budget_line else "the log"
+            label = as_str(run.budget_label) if run is not None else None
+            budget_from = (
+                "the log"
+                + (f"'s {label}" if label else "")
+                + (f" (line {budget_line})" if budget_line else "")
+            )
         if budget is None or peak <= budget:
             continue
         peak_line = as_int(row.peak_line)

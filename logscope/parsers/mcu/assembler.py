@@ -32,7 +32,7 @@ from logscope.frames import build_frame, build_frame_columns
 from logscope.io import LogSource
 from logscope.model import ParsedLog
 from logscope.parsers.grammar import Fields
-from logscope.parsers.mcu.vocabulary import FOREIGN, NOISE, format_of
+from logscope.parsers.mcu.vocabulary import FOREIGN, NOISE, PLATFORM_FORMATS, format_of
 
 # Byte units as printed. ESP-DL `KB` is size/1024 (dl_model_base.cpp), ST N6 `kB` is KiB (4060 B prints
 # as 3.965 kB [08]), Vela and ST print KiB; the per-op heap trace follows the same (binary) reading.
@@ -125,6 +125,9 @@ class _Run:
     heap_ops: int = 0
     last_heap_index: int = -1
     prof_ops: int = 0
+    prof_log: list[int] = field(
+        default_factory=list
+    )  # indices into McuAssembler.ops of `X took N ticks` rows
     oplist_ops: int = 0
     events: int = 0
     plan_ids: set[int] = field(default_factory=set)
@@ -157,6 +160,10 @@ class McuAssembler:
         self.phase: str | None = None
         self.prof_tag_block = 0
         self.vela_group: str | None = None
+        self.open_vela: dict[str, Any] | None = (
+            None  # the last Vela `Placing on CPU` row, for its constraints
+        )
+        self.in_fault = False  # inside an Mbed OS fault or error report (between its ++ and -- titles)
         self.prev_kind = ""
         # Handlers are the methods named `_<TERMINAL>`: one per terminal that carries data or context.
         self.handlers = {
@@ -189,6 +196,12 @@ class McuAssembler:
             if self.skipping:  # a row of an ST section logscope does not read
                 self.counts["noise"] += 1
                 return
+            if prev == "VELA_CONSTRAINT" and self.open_vela is not None and line.startswith("   "):
+                # Vela prints a constraint's detail indented by three blanks under it (`   Op has ...`).
+                self.open_vela["detail"] = _clip(f"{self.open_vela['detail']}; {line.strip()}")
+                self.prev_kind = "VELA_CONSTRAINT"
+                self.counts["structural"] += 1
+                return
             self._unparsed(
                 number, line, "unrecognised line" if kind in ("", "OTHER") else f"no handler for {kind}"
             )
@@ -203,7 +216,8 @@ class McuAssembler:
         ident = format_of(kind)
         if ident is not None and self.runs:
             run = self.runs[-1]
-            run.families[ident[0]] += 1
+            if ident[1] not in PLATFORM_FORMATS:
+                run.families[ident[0]] += 1
             run.formats.setdefault(ident[1])
             run.end_line = max(run.end_line, number)
 
@@ -230,6 +244,8 @@ class McuAssembler:
         self.open_op = None
         self.leak_report = False
         self.vela_group = None
+        self.open_vela = None
+        self.in_fault = False
         return run
 
     def _section(self, number: int, key: str) -> _Run:
@@ -305,6 +321,21 @@ class McuAssembler:
         run.figures.update(budget_bytes=to_bytes(f["value"], f["unit"]), budget_line=number)
         run.figures.setdefault("budget_label", (f["label"] or "").strip())
 
+    def _HEAP_BANNER_SRAM(self, f: Fields, line: str, number: int, prev: str) -> None:
+        """`STM32F746 @ 216 MHz, SRAM 320KB`: the part's SRAM is the budget unless the log states one."""
+        run = self._run(number)
+        if run.heap_ops:
+            run = self._new_run(number)
+        if "budget_bytes" in run.figures:  # a budget line (`RAM budget: 65536 B`) is more specific
+            return
+        unit = f["unit"] or ""
+        unit = unit + "B" if unit in ("K", "k", "M") else unit  # `SRAM 320K`
+        run.figures.update(
+            budget_bytes=to_bytes(f["value"], unit),
+            budget_line=number,
+            budget_label=f"{f['label']} in the boot banner",
+        )
+
     # ------------------------------------------------------------------ TFLM allocator
     def _TFLM_ALLOC_TOTAL(self, f: Fields, line: str, number: int, prev: str) -> None:
         part = f["part"] or "total"
@@ -341,10 +372,11 @@ class McuAssembler:
         )
         run.figures.setdefault("over_budget_bytes", missing)
         run.figures.setdefault("over_budget_line", number)
+        self._fail(run, "allocation-failure", number, line)
 
     def _TFLM_ARENA_TOO_SMALL(self, f: Fields, line: str, number: int, prev: str) -> None:
         run = self._run(number)
-        needed, available = int(f["needed"] or 0), int(f["available"] or 0)
+        needed, available = _int(f["needed"]), _int(f["available"])  # None when the line was cut before them
         self._arena(
             run,
             "tflm-allocator",
@@ -353,8 +385,88 @@ class McuAssembler:
             requested_bytes=needed,
             free_bytes=available,
         )
-        run.figures.setdefault("over_budget_bytes", needed - available)
-        run.figures.setdefault("over_budget_line", number)
+        if needed is not None and available is not None:
+            run.figures.setdefault("over_budget_bytes", needed - available)
+            run.figures.setdefault("over_budget_line", number)
+        self._fail(run, "arena-too-small", number, line)
+
+    def _TFLM_ALLOC_FOR(self, f: Fields, line: str, number: int, prev: str) -> None:
+        """`Failed to allocate memory for tensor_info, 1320 bytes required`: a request, not a shortfall."""
+        run = self._run(number)
+        self._arena(
+            run,
+            "tflm-allocator",
+            number,
+            category=f"failed: {(f['what'] or '').strip()}",
+            requested_bytes=_int(f["requested"]),
+        )
+        self._fail(run, "allocation-failure", number, line)
+
+    def _TFLM_CALL_FAILED(self, f: Fields, line: str, number: int, prev: str) -> None:
+        call = f["call"] or ""
+        self._fail(
+            self._run(number),
+            "allocate-tensors-failed" if call == "AllocateTensors" else "invoke-failed",
+            number,
+            line,
+        )
+
+    def _TFLM_ARENA_USED(self, f: Fields, line: str, number: int, prev: str) -> None:
+        """`Arena used bytes: 53212`: the application prints `interpreter.arena_used_bytes()`."""
+        run = self._run(number)
+        value = to_bytes(f["value"], f["unit"] if f["unit"] not in ("bytes", "Bytes") else None)
+        self._arena(run, "tflm-app-print", number, category="arena used bytes", used_bytes=value)
+        self._report(run, "arena used bytes (arena_used_bytes())", value, number)
+
+    # ------------------------------------------------------------------ failures
+    def _fail(self, run: _Run, reason: str, number: int, line: str) -> None:
+        """The first failure a run prints is its cause; what follows (a HardFault) is the effect."""
+        if run.figures.get("status") != "failed":
+            run.figures.update(
+                status="failed", status_reason=reason, status_line=number, status_message=_clip(line.strip())
+            )
+
+    def _MBED_FAULT_TITLE(self, f: Fields, line: str, number: int, prev: str) -> None:
+        self._run(number)
+        self.in_fault = f["edge"] == "++"
+
+    def _MBED_FAULT_TYPE(self, f: Fields, line: str, number: int, prev: str) -> bool | None:
+        if not self.in_fault:
+            return False
+        run = self._run(number)
+        run.figures.setdefault("fault", f["fault"])
+        run.figures.setdefault("fault_line", number)
+        self._fail(run, "hard-fault" if f["fault"] == "HardFault" else "fault", number, line)
+        return None
+
+    def _MBED_FAULT_REGISTER(self, f: Fields, line: str, number: int, prev: str) -> bool | None:
+        return False if not self.in_fault else None
+
+    def _MBED_ERROR_STATUS(self, f: Fields, line: str, number: int, prev: str) -> bool | None:
+        if not self.in_fault:
+            return False
+        run = self._run(number)
+        run.figures.setdefault("fault", f"Mbed OS error {f['status']}")
+        run.figures.setdefault("fault_line", number)
+        self._fail(run, "mbed-error", number, line)
+        return None
+
+    def _MBED_ERROR_FIELD(self, f: Fields, line: str, number: int, prev: str) -> bool | None:
+        return False if not self.in_fault else None
+
+    def _UNITY_RESULT(self, f: Fields, line: str, number: int, prev: str) -> None:
+        run = self._run(number)
+        if f["result"] == "FAIL":
+            self._fail(run, "test-failed", number, line)
+
+    def _UNITY_SUMMARY(self, f: Fields, line: str, number: int, prev: str) -> None:
+        run = self._run(number)
+        if int(f["failures"] or 0):
+            self._fail(run, "test-failed", number, line)
+
+    def _UNITY_VERDICT(self, f: Fields, line: str, number: int, prev: str) -> bool | None:
+        """`FAIL` / `OK` alone: Unity's verdict, read only under its `N Tests N Failures N Ignored` line."""
+        return None if prev == "UNITY_SUMMARY" else False
 
     # ------------------------------------------------------------------ TFLM planner
     def _TFLM_PLAN_BUFFER(self, f: Fields, line: str, number: int, prev: str) -> None:
@@ -395,6 +507,7 @@ class McuAssembler:
         if prev != "TFLM_PROF_LOG" and run.prof_ops:
             run = self._new_run(number)  # a second per-op block: the next invocation
         ms = int(f["ms"] or 0)
+        run.prof_log.append(len(self.ops))
         self.ops.append(
             (
                 run.index,
@@ -731,6 +844,24 @@ class McuAssembler:
         if f["total_frees"] is not None:
             run.figures["reported_free_count"] = int(f["total_frees"])
 
+    def _ESPH_DUMP_SUMMARY_V4(self, f: Fields, line: str, number: int, prev: str) -> None:
+        run = self._run(number)
+        if f["alive_bytes"] is not None and f["mode"] == "leaked":
+            run.figures.update(
+                reported_leak_bytes=int(f["alive_bytes"]),
+                reported_leak_blocks=int(f["alive"] or 0),
+                reported_leak_line=number,
+            )
+        if f["total_allocs"] is not None:
+            run.figures["reported_alloc_count"] = int(f["total_allocs"])
+            run.figures["reported_free_count"] = int(f["total_frees"] or 0)
+
+    def _ESPH_LEAK_CHECK(self, f: Fields, line: str, number: int, prev: str) -> None:
+        """`MALLOC_CAP_8BIT potential leak: Before 291016 bytes free, After 291004 bytes free (delta 12)`."""
+        run = self._run(number)
+        run.figures.setdefault("reported_leak_bytes", int(f["delta"] or 0))
+        run.figures.setdefault("reported_leak_line", number)
+
     def _ESPH_HOST_ALLOC(self, f: Fields, line: str, number: int, prev: str) -> None:
         run = self._run(number)
         self._event(
@@ -924,6 +1055,54 @@ class McuAssembler:
         return None
 
     _VELA_CSV_ROW = _VELA_LAYER_ROW
+
+    def _VELA_OPERATORS(self, f: Fields, line: str, number: int, prev: str) -> None:
+        run = self._run(number)
+        run.figures[f"{(f['where'] or 'CPU').lower()}_ops"] = int(f["count"] or 0)
+        run.figures.setdefault("ops_split_line", number)
+
+    def _VELA_OP_PLACED(self, f: Fields, line: str, number: int, prev: str) -> bool | None:
+        """`   CPU: Passthrough = name (inputs ..., outputs ...)`, listed under `CPU operators = N`."""
+        if prev not in ("VELA_OPERATORS", "VELA_OP_PLACED"):
+            return False
+        run = self._run(number)
+        shapes = f"inputs {f['inputs']}, outputs {f['outputs']}" if f["inputs"] is not None else None
+        self.rows["mcu_layers"].append(
+            {
+                "run_index": run.index,
+                "source": "vela-op-placement",
+                "name": (f["name"] or "").strip(),
+                "op_type": f["op"],
+                "target": f["where"],
+                "detail": _clip(shapes) if shapes else None,
+                "line": number,
+            }
+        )
+        return None
+
+    def _VELA_PLACED_ON_CPU(self, f: Fields, line: str, number: int, prev: str) -> None:
+        """`Warning: RESIZE_BILINEAR 'up' is not supported on the NPU. Placing on CPU instead`."""
+        run = self._run(number)
+        why = "a CPU-only op" if f["why"] == "is a CPU only op" else "not supported on the NPU"
+        if "semantics" in line:
+            why = "unsupported TFLite semantics"
+        self.open_vela = {
+            "run_index": run.index,
+            "source": "vela-warning",
+            "name": f["name"],
+            "op_type": f["op"],
+            "target": "CPU",
+            "detail": why,
+            "line": number,
+        }
+        self.rows["mcu_layers"].append(self.open_vela)
+
+    def _VELA_CONSTRAINT(self, f: Fields, line: str, number: int, prev: str) -> bool | None:
+        """` - Scaling factor must be power of two`: the constraint the op under the last warning broke."""
+        if self.open_vela is None or prev not in ("VELA_PLACED_ON_CPU", "VELA_CONSTRAINT"):
+            return False
+        self.open_vela["detail"] = _clip(f"{self.open_vela['detail']}: {f['text']}")
+        return None
 
     # ------------------------------------------------------------------ ST
     def _ST_BANNER(self, f: Fields, line: str, number: int, prev: str) -> None:
@@ -1224,6 +1403,11 @@ class McuAssembler:
     # ------------------------------------------------------------------ output
     def finish(self) -> ParsedLog:
         runs = []
+        removed: set[int] = set()
+        for run in self.runs:
+            removed |= self._invoke_totals(run)
+        if removed:
+            self.ops = [row for position, row in enumerate(self.ops) if position not in removed]
         for run in self.runs:
             self._join_st(run)
             if "tiny_sram" in run.figures:
@@ -1265,6 +1449,58 @@ class McuAssembler:
             size_bytes=self.source.size_bytes,
             notes=self.source.notes,
         )
+
+    def _invoke_totals(self, run: _Run) -> set[int]:
+        """MicroProfiler lines that time a whole invoke, not an op: positions in `self.ops` to drop.
+
+        A benchmark prints the invoke's ticks next to the per-op lines (`KeywordRunNIerations(1) took 38516
+        ticks` then 15 ops that sum to 38516 [31]); counted as an op it doubles the tick sum. A line is such a
+        total when its ticks equal exactly the sum of the (at least two) lines that follow it, or of those
+        that precede it back to the block start or the previous total (both readings count the same timer).
+        The total moves to `profile` (`is_total`) and to the run's `reported_time_*`; ops are renumbered.
+        """
+        rows = run.prof_log
+        ticks = [self.ops[position][5] for position in rows]
+        totals: list[int] = []  # indices into rows
+        start = 0
+        i = 0
+        while i < len(rows):
+            # The total first: its ticks are the sum of the lines after it.
+            acc, j = 0, i + 1
+            while j < len(rows) and acc < ticks[i]:
+                acc += ticks[j]
+                j += 1
+            if acc == ticks[i] and j - i > 2:
+                totals.append(i)
+                start = i = j
+                continue
+            # The total last: its ticks are the sum of the lines since the block start (or the last total).
+            if i - start >= 2 and ticks[i] == sum(ticks[start:i]):
+                totals.append(i)
+                start = i + 1
+            i += 1
+        if not totals:
+            return set()
+        for i in totals:
+            row = self.ops[rows[i]]
+            self.rows["profile"].append(
+                {
+                    "run_index": run.index,
+                    "block": None,
+                    "tag": row[2],
+                    "ticks": row[5],
+                    "is_total": True,
+                    "line": row[9],
+                }
+            )
+            if "reported_time_us" not in run.figures and row[6] is not None:
+                run.figures.update(reported_time_us=round(row[6]), reported_time_line=row[9])
+        dropped = {rows[i] for i in totals}
+        for number, position in enumerate(p for p in rows if p not in dropped):
+            row = self.ops[position]
+            self.ops[position] = (row[0], number, *row[2:])
+        run.prof_ops -= len(totals)
+        return dropped
 
     def _ops_frame(self) -> pd.DataFrame:
         """Heap lines column by column (a trace can hold a million), then the other sources, in line order."""
