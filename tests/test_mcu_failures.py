@@ -32,7 +32,11 @@ def mcu_lines(*lines: str) -> logscope.ParsedLog:
 
 def plain(value):
     """<NA> and NaN as None, numpy integers as int: what a frame cell holds, comparable in a tuple."""
-    return None if value is None or pd.isna(value) else (int(value) if hasattr(value, "is_integer") or str(value).isdigit() else value)
+    return (
+        None
+        if value is None or pd.isna(value)
+        else (int(value) if hasattr(value, "is_integer") or str(value).isdigit() else value)
+    )
 
 
 def run0(log: logscope.ParsedLog) -> dict:
@@ -54,7 +58,9 @@ def test_older_tflm_tensor_info_failure_and_mbed_hardfault_fixture():
     assert run["status_message"] == "Failed to allocate memory for tensor_info, 1320 bytes required"
     assert (run["fault"], run["fault_line"]) == ("HardFault", 6)
     arena = log.frames["arena"]
-    assert arena[["category", "requested_bytes", "line"]].values.tolist() == [["failed: tensor_info", 1320, 1]]
+    assert arena[["category", "requested_bytes", "line"]].values.tolist() == [
+        ["failed: tensor_info", 1320, 1]
+    ]
     assert log.line_counts["unparsed"] == 0 and log.line_counts["total"] == 45
     assert codes(log) == ["MCU006"]
     result = CliRunner().invoke(app, ["parse", str(path)])
@@ -65,7 +71,11 @@ def test_older_tflm_tensor_info_failure_and_mbed_hardfault_fixture():
 @pytest.mark.parametrize(
     "line, needed, available",
     [
-        ("Arena size is too small for all buffers. Needed 102400 but only 65536 was available.", 102400, 65536),
+        (
+            "Arena size is too small for all buffers. Needed 102400 but only 65536 was available.",
+            102400,
+            65536,
+        ),
         ("Arena size is too small for all buffers. Needed 102400 but only 65536 was avai.", 102400, 65536),
         ("[TFLITE-MICRO] Arena size is too small for all buffers. Needed 102400 but only 655", 102400, None),
         ("Arena size is too small for all buffers. Needed 102400 but on", 102400, None),
@@ -94,7 +104,11 @@ def test_allocate_tensors_failed_behind_an_esp_idf_log_prefix():
         "E (410) main: AllocateTensors() failed",
     )
     run = run0(log)
-    assert (run["status"], run["status_reason"], run["status_line"]) == ("failed", "allocate-tensors-failed", 3)
+    assert (run["status"], run["status_reason"], run["status_line"]) == (
+        "failed",
+        "allocate-tensors-failed",
+        3,
+    )
     assert (run["reported_bytes"], run["reported_line"]) == (53212, 2)
     assert log.line_counts["foreign"] == 1 and log.line_counts["structural"] == 2
 
@@ -165,7 +179,9 @@ def test_vela_cpu_split_listing_warnings_and_constraints():
     run = run0(log)
     assert (run["cpu_ops"], run["npu_ops"], run["ops_split_line"]) == (10, 17, 8)
     placed = log.frames["mcu_layers"]
-    assert [[plain(v) for v in row] for row in placed[["op_type", "name", "target", "line"]].values.tolist()] == [
+    assert [
+        [plain(v) for v in row] for row in placed[["op_type", "name", "target", "line"]].values.tolist()
+    ] == [
         ["RESIZE_BILINEAR", "model/resize", "CPU", 1],
         ["MEAN", "model/mean", "CPU", 4],
         ["RESHAPE", "model/reshape", "CPU", 5],
@@ -195,15 +211,36 @@ def test_vela_listing_line_outside_its_split_is_unparsed():
                 " activations (rw)   :   896 B (896 B) (1 segment) *",
                 " ram (total)        :   968 B (968 B) = 896 + 40 + 32",
             ),
-            {"activations (rw)": 896, "ram (total)": 968, "ram (total): input": 40, "ram (total): output": 32},
+            {
+                "activations (rw)": 896,
+                "ram (total)": 968,
+                "ram (total): input": 40,
+                "ram (total): output": 32,
+            },
         ),
         (  # pasted with the blanks collapsed
-            ("activations (rw): 4,060 B (3.96 KiB) (1 segment) *", "ram (total): 4,060 B (3.96 KiB) = 4,060 + 0 + 0"),
-            {"activations (rw)": 4060, "ram (total)": 4060, "ram (total): input": 0, "ram (total): output": 0},
+            (
+                "activations (rw): 4,060 B (3.96 KiB) (1 segment) *",
+                "ram (total): 4,060 B (3.96 KiB) = 4,060 + 0 + 0",
+            ),
+            {
+                "activations (rw)": 4060,
+                "ram (total)": 4060,
+                "ram (total): input": 0,
+                "ram (total): output": 0,
+            },
         ),
         (  # X-CUBE-AI v5: no `B`
-            ("activations (rw)   : 1,696 (1.66 KiB)", "ram (total)        : 3,164 (3.09 KiB) = 1,696 + 1,440 + 28"),
-            {"activations (rw)": 1696, "ram (total)": 3164, "ram (total): input": 1440, "ram (total): output": 28},
+            (
+                "activations (rw)   : 1,696 (1.66 KiB)",
+                "ram (total)        : 3,164 (3.09 KiB) = 1,696 + 1,440 + 28",
+            ),
+            {
+                "activations (rw)": 1696,
+                "ram (total)": 3164,
+                "ram (total): input": 1440,
+                "ram (total): output": 28,
+            },
         ),
     ],
 )

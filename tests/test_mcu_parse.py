@@ -209,7 +209,9 @@ def test_heap_trace_dump_balances_against_its_summary():
     assert ev["leak_bytes"] == ev["reported_leak_bytes"] == 0 and ev["balanced"] is True
     # Free times are not logged: no curve, and the peak is a lower bound, the largest record (24 B, line 9).
     mem = memory(trace("16"))
-    assert mem["peak_bytes"] == 24 and mem["derivation"].startswith("heap trace dump, no free times: lower bound")
+    assert mem["peak_bytes"] == 24 and mem["derivation"].startswith(
+        "heap trace dump, no free times: lower bound"
+    )
 
 
 def test_heap_trace_dump_xtensa_form_and_leaks():
