@@ -33,13 +33,23 @@ SHARED = {
 
 
 def _terminals() -> list[tuple[str, str, str]]:
-    return [m for m in TERMINAL_DEF.findall(grammar_text("mcu")) if m[0] not in ("_NL", "_EOL")]
+    # `_NL`, `_EOL` and the shared value fragments (`_HEX`, `_INT` ...) are pieces of terminals, not lines.
+    return [m for m in TERMINAL_DEF.findall(grammar_text("mcu")) if not m[0].startswith("_")]
 
 
 def test_every_terminal_has_an_explicit_priority_and_a_family():
     for name, priority, _ in _terminals():
         assert priority, name
         assert name in SHARED or format_of(name) is not None, name
+
+
+def test_fields_are_built_from_the_shared_fragments():
+    """A field holding a hex address, a byte count or a decimal is spelt with its fragment, never again."""
+    for name, _, body in _terminals():
+        for spelt in (">0x[0-9a-fA-F]+)", ">\\d+)", ">\\d+(?:\\.\\d+)?)", ">\\d[\\d,]*)"):
+            assert spelt not in body, (name, spelt)
+    fragments = ("_INT", "_NUMBER", "_GROUPED", "_HEX", "_BYTE_UNIT")
+    assert all(f"{name}:" in grammar_text("mcu") for name in fragments)
 
 
 def test_every_terminal_consumes_its_whole_line():

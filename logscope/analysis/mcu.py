@@ -1,4 +1,4 @@
-"""Memory over operators, and the peak, derived from the MCU frames (issue 4).
+"""Memory over operators, and the peak, derived from the MCU frames.
 
 For each run the `curve` frame gets one row per step (an op, a layer, or a heap event), built from the
 first of these sources that the run has:

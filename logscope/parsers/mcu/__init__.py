@@ -1,4 +1,4 @@
-"""Microcontroller runtime and tool memory output (issue 4): TFLite Micro, NNoM, ESP-IDF heap tracing,
+"""Microcontroller runtime and tool memory output: TFLite Micro, NNoM, ESP-IDF heap tracing,
 Mbed, Arm Vela, ST X-CUBE-AI / Edge AI, ESP-DL, TinyEngine, and the per-operator heap trace
 (`Op[i] NAME: delta=…, total=…`) that users print from their own inference loop.
 
