@@ -7,6 +7,8 @@ one shape where copies differ (cut, collapsed blanks, a logger prefix), not only
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 import pytest
 from typer.testing import CliRunner
@@ -31,12 +33,10 @@ def mcu_lines(*lines: str) -> logscope.ParsedLog:
 
 
 def plain(value):
-    """<NA> and NaN as None, numpy integers as int: what a frame cell holds, comparable in a tuple."""
-    return (
-        None
-        if value is None or pd.isna(value)
-        else (int(value) if hasattr(value, "is_integer") or str(value).isdigit() else value)
-    )
+    """<NA> and NaN as None, numpy numbers as Python numbers: frame cells, comparable in a tuple."""
+    if value is None or pd.isna(value):
+        return None
+    return value.item() if hasattr(value, "item") else value
 
 
 def run0(log: logscope.ParsedLog) -> dict:
@@ -356,3 +356,62 @@ def test_plain_arena_used_prints(line, value):
     assert log.kind == "mcu-tflm"
     assert (run0(log)["reported_bytes"], run0(log)["reported_line"]) == (value, 1)
     assert log.summary()["runs"][0]["memory"]["peak_bytes"] == value
+
+
+# ---------------------------------------------------------------------------------- Vela table by its layout
+_VELA_COLUMNS = (
+    "TFLite_operator",
+    "NNG Operator",
+    "SRAM Usage",
+    "Peak%",
+    "Op Cycles",
+    "Network%",
+    "NPU",
+    "SRAM AC",
+    "DRAM AC",
+    "OnFlash AC",
+    "OffFlash AC",
+    "MAC Count",
+    "Network%",
+    "Util%",
+    "Name",
+)
+
+
+def _vela_table() -> list[str]:
+    (path,) = MCU.glob("13-*.txt")
+    return path.read_text(encoding="utf-8").split("\n")
+
+
+@pytest.mark.parametrize("column", range(2, 14))
+def test_vela_row_with_an_empty_cell_is_read_by_the_rule_spans(column):
+    """Vela right-aligns its figures: emptying any one cell leaves every other figure in its column."""
+    lines = _vela_table()
+    row = lines[4]
+    full = parse_lines(*lines[:5]).frames["mcu_layers"].iloc[-1]
+    token = list(re.finditer(r"\S+", row))[column]
+    emptied = row[: token.start()] + " " * len(token.group()) + row[token.end() :]
+    layer = parse_lines(*lines[:4], emptied).frames["mcu_layers"].iloc[-1]
+    figures = {
+        "SRAM Usage": "working_set_bytes",
+        "Peak%": "peak_percent",
+        "Op Cycles": "cycles",
+        "MAC Count": "macs",
+    }
+    for name, field in figures.items():
+        expected = None if _VELA_COLUMNS[column] == name else plain(full[field])
+        assert plain(layer[field]) == expected, (name, column)
+    assert layer["name"] == full["name"]
+
+
+def test_vela_rows_cut_short_or_foreign_inside_the_table():
+    lines = _vela_table()
+    log = parse_lines(*lines[:4], lines[4][:60], lines[4][:75], "this is not a row of the table")
+    layers = log.frames["mcu_layers"]
+    # Cut before the Name column: the last figure on the line may be cut in its digits and is not read.
+    assert [plain(v) for v in layers["working_set_bytes"]] == [629616, 629616]
+    assert [plain(v) for v in layers["peak_percent"]] == [None, 86.18]
+    assert [plain(v) for v in layers["cycles"]] == [None, 1889913]  # the cut `4` of `46.80`: not read
+    unparsed = log.frames["unparsed"]
+    assert unparsed["line"].tolist() == [7]
+    assert unparsed["reason"].iloc[0] == "vela per-layer row that does not fit the header's layout"

@@ -161,6 +161,8 @@ class McuAssembler(TinyEngine):
         self.prev_kind = kind
         if kind in NOISE:
             self.counts["noise"] += 1
+            if kind == "RULE" and prev == "VELA_LAYER_HEADER":
+                self.vela_rule(line)
             return
         if kind in FOREIGN:
             self.counts["foreign"] += 1
@@ -169,6 +171,12 @@ class McuAssembler(TinyEngine):
         if handler is None:  # OTHER, or a terminal no handler reads yet
             if self.skipping:  # a row of an ST section logscope does not read
                 self.counts["noise"] += 1
+                return
+            if self.table == "vela_layers" and kind in ("", "OTHER"):
+                if self.vela_layout_row(line, number):
+                    self.counts["structural"] += 1
+                else:
+                    self.unparsed(number, line, "vela per-layer row that does not fit the header's layout")
                 return
             if prev == "VELA_CONSTRAINT" and self.open_vela is not None and line.startswith("   "):
                 # Vela prints a constraint's detail indented by three blanks under it (`   Op has ...`).

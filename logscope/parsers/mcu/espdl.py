@@ -38,7 +38,6 @@ class EspDl(St):
                 total += value or 0
         if name == "total":
             self._report(run, "total internal RAM + PSRAM", total, number)
-        return
 
     def _espdl_module_row(self, f: Fields, line: str, number: int) -> None:
         if self.table != "espdl_module":
@@ -62,4 +61,3 @@ class EspDl(St):
                 "line": number,
             }
         )
-        return

@@ -38,7 +38,6 @@ class EspIdf(Nnom):
             return self._outside()
         self.open_event["freed"] = True
         self.open_event["freed_by"] = f["caller"]
-        return
 
     def _esph_dump_summary(self, f: Fields, line: str, number: int) -> None:
         run = self._run(number)
@@ -103,7 +102,6 @@ class EspIdf(Nnom):
             return self._outside()
         if self.open_event.get("caller") is None:  # the innermost frame names the caller
             self.open_event["caller"] = f["frame"]
-        return
 
     def _esph_host_report(self, f: Fields, line: str, number: int) -> None:
         run = self._run(number)
@@ -153,7 +151,6 @@ class EspIdf(Nnom):
         arena[-1]["largest_free_bytes"] = int(f["largest"] or 0)
         arena[-1]["count"] = int(f["alloc_blocks"] or 0)
         arena[-1]["count_unit"] = "alloc blocks"
-        return
 
     def _esph_caps_totals_title(self, f: Fields, line: str, number: int) -> None:
         self._run(number)

@@ -22,7 +22,6 @@ class Mbed(EspIdf):
         run.figures.setdefault("fault", f["fault"])
         run.figures.setdefault("fault_line", number)
         self._fail(run, "hard-fault" if f["fault"] == "HardFault" else "fault", number, line)
-        return
 
     def _mbed_fault_register(self, f: Fields, line: str, number: int) -> None:
         if not self.in_fault:
@@ -35,7 +34,6 @@ class Mbed(EspIdf):
         run.figures.setdefault("fault", f"Mbed OS error {f['status']}")
         run.figures.setdefault("fault_line", number)
         self._fail(run, "mbed-error", number, line)
-        return
 
     def _mbed_error_field(self, f: Fields, line: str, number: int) -> None:
         if not self.in_fault:
@@ -68,4 +66,3 @@ class Mbed(EspIdf):
                 caller=f["caller"],
                 source="mbed-mem-trace",
             )
-        return

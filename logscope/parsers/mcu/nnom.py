@@ -50,7 +50,6 @@ class Nnom(Tflm):
         }
         run.nnom_layers[num] = row
         self.rows["mcu_layers"].append(row)
-        return
 
     def _nnom_blocks_title(self, f: Fields, line: str, number: int) -> None:
         self._run(number)

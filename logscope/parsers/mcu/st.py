@@ -153,7 +153,6 @@ class St(Vela):
         }
         run.st_arrays[f["name"] or ""] = row
         self.rows["buffers"].append(row)
-        return
 
     def _st_clayers_title(self, f: Fields, line: str, number: int) -> None:
         self._run(number)
@@ -178,13 +177,11 @@ class St(Vela):
         run.st_layers.append(layer)
         self.rows["mcu_layers"].append(layer)
         self.open_layer = layer
-        return
 
     def _st_clayer_tensor(self, f: Fields, line: str, number: int) -> None:
         if self.open_layer is None:
             return self._outside()
         self.open_layer["_tensors"].append((f["role"], f["array"]))
-        return
 
     def _st_target_title(self, f: Fields, line: str, number: int) -> None:
         self._run(number)
@@ -201,7 +198,6 @@ class St(Vela):
         self._arena(
             run, "st-report", number, category=f"ram {label}", region="ram", used_bytes=_int(f["ram"])
         )
-        return
 
     def _st_n6_region(self, f: Fields, line: str, number: int) -> None:
         run = self._run(number)

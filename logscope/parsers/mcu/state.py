@@ -17,6 +17,7 @@ from typing import Any
 from logscope.io import LogSource
 from logscope.parsers.base import BaseAssembler
 from logscope.parsers.grammar import Fields
+from logscope.parsers.table import Layout
 
 # Byte units as printed. ESP-DL `KB` is size/1024 (dl_model_base.cpp), ST N6 `kB` is KiB (4060 B prints
 # as 3.965 kB [08]), Vela and ST print KiB; the per-op heap trace follows the same (binary) reading.
@@ -151,6 +152,8 @@ class McuState(BaseAssembler[_Run]):
         self.phase: str | None = None
         self.prof_tag_block = 0
         self.vela_group: str | None = None
+        self.vela_layout: Layout | None = None  # the per-layer table's columns, from its header
+        self.vela_spans: list[tuple[int, int]] | None = None  # and their spans, from the rule under it
         self.open_vela: dict[str, Any] | None = (
             None  # the last Vela `Placing on CPU` row, for its constraints
         )

@@ -172,7 +172,6 @@ class Tflm(HeapTrace):
             )
         )
         run.prof_ops += 1
-        return
 
     def _tflm_prof_tag_header(self, f: Fields, line: str, number: int) -> None:
         self._run(number)
@@ -193,7 +192,6 @@ class Tflm(HeapTrace):
                 "line": number,
             }
         )
-        return
 
     def _tflm_prof_tag_total(self, f: Fields, line: str, number: int) -> None:
         run = self._run(number)
@@ -295,7 +293,6 @@ class Tflm(HeapTrace):
         row = self.ops[self.open_op]
         self.ops[self.open_op] = (*row[:8], f"{row[8]} [{f['outputs']}]", row[9])
         self.open_op = None
-        return
 
     def _tflm_oplist_tensors(self, f: Fields, line: str, number: int) -> None:
         self._run(number)

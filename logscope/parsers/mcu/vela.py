@@ -3,9 +3,35 @@ the warnings that place an operator on the CPU with the constraint it broke."""
 
 from __future__ import annotations
 
+import re
+from dataclasses import replace
+from typing import Any
+
 from logscope.parsers.grammar import Fields
 from logscope.parsers.mcu.state import _clip, to_bytes
 from logscope.parsers.mcu.unity import Unity
+from logscope.parsers.table import Layout, layout_from_header, read_row
+
+# The per-layer table's value columns (npu_performance.py `print_performance`): a row that the row terminal
+# does not match (a cell left empty, a row cut short) is read by the header's layout, these cells as NA.
+_NUMBER = r"\d+(?:\.\d+)?"
+_LAYER_KINDS = {
+    "TFLite_operator": r"[A-Z][A-Z0-9_]*",
+    "TOSA_operator": r"[A-Z][A-Z0-9_]*",
+    "SRAM Usage": _NUMBER,
+    "Peak%": _NUMBER,
+    "Op Cycles": _NUMBER,
+    "Network%": _NUMBER,
+    "NPU": _NUMBER,
+    "SRAM AC": _NUMBER,
+    "DRAM AC": _NUMBER,
+    "OnFlash AC": _NUMBER,
+    "OffFlash AC": _NUMBER,
+    "MAC Count": _NUMBER,
+    "Util%": _NUMBER,
+}
+_LAYER_NAMES = (*_LAYER_KINDS, "NNG Operator", "Name")
+_LAYER_NULLABLE = tuple(name for name in _LAYER_NAMES if not name.endswith("_operator"))
 
 
 class Vela(Unity):
@@ -34,10 +60,88 @@ class Vela(Unity):
     def _vela_layer_header(self, f: Fields, line: str, number: int) -> None:
         self._run(number)
         self.table = "vela_layers"
+        # `Op Cycles Network%` is printed with one blank between the columns: the names are found as known.
+        self.vela_layout = layout_from_header(
+            line, known=_LAYER_NAMES, kinds=_LAYER_KINDS, nullable=_LAYER_NULLABLE, rest=True
+        )
+        self.vela_spans = None
 
     def _vela_csv_header(self, f: Fields, line: str, number: int) -> None:
         self._run(number)
         self.table = "vela_layers"
+        self.vela_layout = None  # comma-separated: the row terminal reads empty cells already
+
+    def vela_rule(self, line: str) -> None:
+        """The dashes under the per-layer header: one run per column, so they give each column's span.
+
+        Vela right-aligns its figures in their column (`{:>10}`), so a cell is the text under its run
+        of dashes, not the token nearest to where the header names the column.
+        """
+        layout = self.vela_layout
+        spans = [(m.start(), m.end()) for m in re.finditer(r"-+", line)]
+        if layout is not None and len(spans) == layout.width:
+            self.vela_spans = spans
+
+    def vela_layout_row(self, line: str, number: int) -> bool:
+        """A line inside the per-layer table that the row terminal did not match (a cell left empty, a row
+        cut short), read by the header's layout: the columns' kinds and names from the shared table reader,
+        the cell boundaries from the rule under the header (or, without one, only a row with every cell).
+
+        Returns False when the row does not fit the layout; the caller keeps it as unparsed.
+        """
+        layout: Layout | None = self.vela_layout
+        if layout is None:
+            return False
+        cells: tuple[str | None, ...] | None
+        if self.vela_spans is not None:
+            starts = [start for start, _ in self.vela_spans]
+            ends = [start for start in starts[1:]] + [len(line)]
+            cells = tuple(line[start:end].strip() or None for start, end in zip(starts, ends, strict=True))
+            if any(
+                (value is None
+                and not nullable)
+                or (value is not None
+                and kind is not None
+                and not kind.fullmatch(value))
+                for value, kind, nullable in zip(cells, layout.kinds, layout.nullable, strict=True)
+            ):
+                cells = None
+            elif len(line.rstrip()) < starts[-1]:
+                # Cut before its Name: the last figure may be cut in its digits, so it is not read.
+                last = max(i for i, value in enumerate(cells) if value is not None)
+                cells = (*cells[:last], None, *cells[last + 1 :])
+        else:
+            full = len(line.split()) >= layout.width
+            cells = read_row(replace(layout, nullable=(False,) * layout.width), line) if full else None
+        if cells is None or cells[0] is None:
+            return False
+        cell: dict[str, str | None] = {}
+        for name, value in zip(layout.names, cells, strict=True):
+            cell.setdefault(name, value)  # `Network%` twice (of time, then of MACs): the first is kept
+        run = self._run(number)
+
+        def number_of(name: str) -> Any:
+            value = cell.get(name)
+            return None if value is None else round(float(value))
+
+        self.rows["mcu_layers"].append(
+            {
+                "run_index": run.index,
+                "source": "vela-per-layer",
+                "group": self.vela_group,
+                "layer_index": run.vela_layers,
+                "name": (cell.get("Name") or "").strip('"') or None,
+                "op_type": cells[0],
+                "detail": cell.get("NNG Operator"),
+                "working_set_bytes": number_of("SRAM Usage"),
+                "peak_percent": None if cell.get("Peak%") is None else float(cell["Peak%"] or 0),
+                "cycles": number_of("Op Cycles"),
+                "macs": number_of("MAC Count"),
+                "line": number,
+            }
+        )
+        run.vela_layers += 1
+        return True
 
     def _vela_layer_row(self, f: Fields, line: str, number: int) -> None:
         if self.table != "vela_layers":
@@ -60,7 +164,6 @@ class Vela(Unity):
             }
         )
         run.vela_layers += 1
-        return
 
     def _vela_operators(self, f: Fields, line: str, number: int) -> None:
         run = self._run(number)
@@ -84,7 +187,6 @@ class Vela(Unity):
                 "line": number,
             }
         )
-        return
 
     def _vela_placed_on_cpu(self, f: Fields, line: str, number: int) -> None:
         """`Warning: RESIZE_BILINEAR 'up' is not supported on the NPU. Placing on CPU instead`."""
@@ -108,4 +210,3 @@ class Vela(Unity):
         if self.open_vela is None or self.prev not in ("VELA_PLACED_ON_CPU", "VELA_CONSTRAINT"):
             return self._outside()
         self.open_vela["detail"] = _clip(f"{self.open_vela['detail']}: {f['text']}")
-        return
