@@ -112,6 +112,9 @@ SCHEMAS: dict[str, dict[str, str]] = {
         "lut_number": INT,
         "rw_kb": FLT,
         "full_name": STR,
+        # True for rows read without their table's header (an excerpt): the layout was identified from
+        # the rows' cells (count and kinds), not read from a header.
+        "headerless": BOOL,
         "line": INT,
     },
     "tensors": {
@@ -190,6 +193,7 @@ SCHEMAS: dict[str, dict[str, str]] = {
         "rw_kb": FLT,
         "full_name": STR,
         "uid": INT,
+        "headerless": BOOL,
         "line": INT,
         "end_line": INT,
     },
@@ -203,6 +207,7 @@ SCHEMAS: dict[str, dict[str, str]] = {
         "npu_time_us": INT,
         "total_time_us": INT,
         "time_ratio_pct": FLT,
+        "headerless": BOOL,
         "line": INT,
     },
     # The perf table's own totals (`Total Time(us)`, FPS, per-frame RW), converted to KB where in MB.

@@ -7,12 +7,15 @@ from the decoded text, independently of `logscope.io`'s splitting.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import logscope
-from logscope.io import read_log
+from logscope.io import decode_bytes, read_log
 from logscope.parsers.base import LINE_CLASSES
 from tests.conftest import FIXTURES
 
@@ -64,3 +67,64 @@ def test_every_fixture_line_is_accounted_for(path: Path):
     if decoded.startswith("\ufeff"):
         decoded = decoded[1:]
     check_accounted(logscope.parse(path), physical_lines(decoded))
+
+
+def _parse(lines: list[str]) -> None:
+    data = "\n".join(lines) + "\n"
+    try:
+        log = logscope.parse_text(decode_bytes(data.encode("utf-8"), "<mutated>"))
+    except logscope.LogscopeError:
+        return
+    check_accounted(log, physical_lines(data))
+
+
+_CELL = re.compile(r"(?<=\s)\S+(?=\s)")
+
+
+def _empty_cell(line: str, which: int) -> str:
+    cells = list(_CELL.finditer(line))
+    if not cells:
+        return line
+    m = cells[which % len(cells)]
+    return line[: m.start()] + " " * (m.end() - m.start()) + line[m.end() :]
+
+
+def _mutate(lines: list[str], ops: list[tuple[str, int, int]]) -> list[str]:
+    out = list(lines)
+    for op, index, arg in ops:
+        if not out:
+            break
+        i = index % len(out)
+        if op == "empty":
+            out[i] = _empty_cell(out[i], arg)
+        elif op == "collapse":
+            out[i] = re.sub(r"(?<=\S) {2,}", " ", out[i])
+        elif op == "cut":
+            out[i] = out[i][: arg % (len(out[i]) + 1)]
+        elif op == "drop":  # headers, titles and rules are the lines most often left out of a copy
+            del out[i]
+    return out
+
+
+MUTATIONS = st.lists(
+    st.tuples(
+        st.sampled_from(["empty", "collapse", "cut", "drop"]), st.integers(0, 10_000), st.integers(0, 400)
+    ),
+    min_size=1,
+    max_size=12,
+)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(sorted(TABLE_LINES)), MUTATIONS)
+def test_invariant_holds_under_table_mutations(path, ops):
+    _parse(_mutate(TABLE_LINES[path], ops))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(sorted(TABLE_LINES)), st.booleans())
+def test_whole_table_collapsed_or_headerless(path, drop_headers):
+    lines = [re.sub(r"(?<=\S) {2,}", " ", line) for line in TABLE_LINES[path]]
+    if drop_headers:
+        lines = [line for line in lines if not re.search(r"\bOpType\b|\bID\b|-{10,}|Table\b", line)]
+    _parse(lines)

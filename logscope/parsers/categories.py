@@ -40,6 +40,9 @@ CATEGORIES: tuple[Category, ...] = (
         fatal=True,
     ),
     _c("process-crash", r"Fatal signal \d+ \(SIG", fatal=True),  # [16] logcat: the app died
+    # The NPU did not finish a submitted task: librknnrt `failed to submit!, op id: 159, op name: ...` [63]
+    # [64], then the C API's `rknn_run fail! ret=-1` [64]. The inference produced nothing.
+    _c("run-failure", r"failed to submit|rknn_run fail", fatal=True),
     _c("zero-size-tensor", r"invalid tensor reset size"),  # [32]
     _c("regtask-overflow", r"REGTASK: The bit width of field value exceeds the limit"),  # [08] [18]
     _c("unknown-op-target", r"Unkown op target|Unknown op target"),  # [39] [41] (sic)
@@ -64,11 +67,16 @@ CATEGORIES: tuple[Category, ...] = (
     _c(
         "build-exception", r"Catch exception when building|Build model failed|build failed", fatal=True
     ),  # [27]
+    # The runtime could not start, so nothing ran: [36] [37] [54], and the PC<->board connection as
+    # rknn-toolkit2's init_runtime reports it (`Connect to Device Failure (-1)`, `server connect fail`,
+    # an adb client/server version mismatch `adb server version (41) doesn't match this client (39)`).
     _c(
         "runtime-init-failure",
         r"RKNN init failed|rknn_init fail|runtime has not been initialized"
-        r"|recv\(MsgLoadAck\) fail|RKNN_ERR_",
-    ),  # [36] [37] [54]
+        r"|recv\(MsgLoadAck\) fail|RKNN_ERR_|Init runtime environment failed|Connect to Device Failure"
+        r"|server connect fail|driver open fail|adb server version \(\d+\) doesn't match",
+        fatal=True,
+    ),
     _c("dataset-ignored", r"dataset=.* is ignored"),  # [19]
     _c("onnx-opset", r"onnx opset|opset_version|opset_verison"),  # [19] [45]
     _c("eval-flag", r"Flag (?:perf_debug|eval_mem) has been set"),  # [11]
@@ -77,6 +85,39 @@ CATEGORIES: tuple[Category, ...] = (
     _c("python-traceback", r"^Traceback \(most recent call last\)", fatal=True),
     _c("python-exception", r"^(?:[\w.]+)?(?:Error|Exception)\b", fatal=True),
 )
+
+
+# Exceptions that say the code is wrong (the toolkit's or the script's), whatever words their message
+# holds: `TypeError: '<=' not supported between instances of 'NoneType' and 'int'` raised inside
+# rknn-toolkit2 1.4.0's load_onnx [65] is a toolkit bug, not an unsupported operator.
+_PROGRAMMING_ERRORS = frozenset(
+    {"TypeError", "AttributeError", "NameError", "IndexError", "KeyError", "AssertionError"}
+    | {"ZeroDivisionError", "UnboundLocalError", "SyntaxError", "ImportError", "ModuleNotFoundError"}
+)
+_BY_NAME = {category.name: category for category in CATEGORIES}
+# The categories an exception's message may name. Looser ones stay out: `ValueError: rk3588 does not
+# support sparse inference` [06] is a configuration error raised as an exception, not an unsupported op.
+_EXCEPTION_CATEGORIES = frozenset(
+    {"allocation-failure", "fd-exhaustion", "run-failure", "runtime-init-failure", "model-not-loaded"}
+    | {"build-exception", "model-version-mismatch", "onnx-opset"}
+)
+
+
+def classify_exception(exception: str, text: str) -> Category:
+    """The category of a traceback from its exception line (`exception` is the class, `text` the line).
+
+    A programming error is `python-exception`; `MemoryError` an allocation failure; any other
+    exception takes the category its message names when that is one of `_EXCEPTION_CATEGORIES`
+    (`Exception: RKNN init failed. error code: RKNN_ERR_...`), else `python-exception`.
+    """
+    name = exception.rsplit(".", 1)[-1]
+    if name == "MemoryError":
+        return _BY_NAME["allocation-failure"]
+    if name not in _PROGRAMMING_ERRORS:
+        category = classify_message(text)
+        if category is not None and category.name in _EXCEPTION_CATEGORIES:
+            return category
+    return _BY_NAME["python-exception"]
 
 
 def classify_message(text: str) -> Category | None:

@@ -108,13 +108,16 @@ def _split_known(text: str, known: Sequence[str]) -> list[str] | None:
     return names
 
 
-def read_row(layout: Layout, text: str, origin: int = 0) -> Cells | None:
+def read_row(layout: Layout, text: str, origin: int = 0, start: int | None = None) -> Cells | None:
     """The cells of one row (None = empty cell), or None when the row does not fit the layout.
 
-    `origin` is where the first column starts in `text` (rows and header share a line prefix of the
-    same width, such as `D RKNN: [ts] `, so the caller passes the offset its prefix ends at).
+    `origin` is the offset in `text` that the layout's column positions count from (rows and header
+    share a line prefix of the same width, such as `D RKNN: [ts] `, so the caller passes the offset its
+    prefix ends at). `start` is where the cells begin, when the layout covers only the row's last
+    columns (default: `origin`).
     """
-    tokens = [(m.start() - origin, m.group()) for m in _TOKEN.finditer(text, origin)]
+    pos = origin if start is None else start
+    tokens = [(m.start() - origin, m.group()) for m in _TOKEN.finditer(text, pos)]
     width = layout.width
     if len(tokens) > width and layout.rest:
         head, tail = tokens[: width - 1], tokens[width - 1 :]

@@ -1,8 +1,8 @@
 r"""Rows of a table logscope recognised could not be read, so figures from them are missing.
 
 ## What it does
-Reports the `unparsed` lines whose reason says they belong to a recognised table (a layer row with an
-unknown column layout, a tensor row that does not fit its header), as opposed to lines logscope does
+Reports the `unparsed` lines whose reason says they belong to a recognised table (a layer row that fits
+neither its header nor a known layout, a perf row cut short), as opposed to lines logscope does
 not know at all (the example script's own prints). One finding per log, with every line.
 
 ## Why it matters

@@ -49,6 +49,7 @@ class RknnAssembler(ToolkitLogger):
             "TRACEBACK_FRAME": self._traceback_frame,
             "RUNTIME_INFO": self._runtime_info,
             "DRIVER_INFO": self._driver_info,
+            "SDK_VERSION": self._sdk_version,
             "MODEL_INFO": self._model_info,
             "ALLOCATION": self._allocation,
             "SUBGRAPH_BUFFERS": self._counted,
@@ -72,6 +73,8 @@ class RknnAssembler(ToolkitLogger):
 
     def feed(self, kind: str, fields: Fields, line: str, number: int) -> None:
         self.last_fed = number
+        if self.wrapped_perf is not None and kind not in ("OTHER", "", "INDENTED"):
+            self._flush_wrapped_perf()
         if kind in _NOISE:
             self.counts["noise"] += 1
             self._noise_context(kind, fields, number)
@@ -92,6 +95,7 @@ class RknnAssembler(ToolkitLogger):
         handler(fields, line, number)
 
     def finish(self) -> ParsedLog:
+        self._flush_wrapped_perf()
         if self.builds:
             self.builds[-1].end_line = self.last_fed
         builds, memory, perf_totals = [], [], []
@@ -101,6 +105,8 @@ class RknnAssembler(ToolkitLogger):
                 status, status_line = "done", b.done_line
             elif b.fatal is not None:
                 status, reason, status_line = "failed", b.fatal[0], b.fatal[1]
+            elif b.completed_line is not None:  # a run printed its results: it ended
+                status, status_line = "done", b.completed_line
             builds.append(
                 {
                     "build_index": b.index,

@@ -3,17 +3,16 @@ the compact compiler summary."""
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from logscope.parsers.grammar import Fields
-from logscope.parsers.rknn.layer_cells import _LAYER_TAIL, _parse_layer_tail
-from logscope.parsers.rknn.messages import Messages
+from logscope.parsers.rknn.evaluation import Evaluation
+from logscope.parsers.rknn.layer_cells import _LAYER_TAIL, tail_layout
 from logscope.parsers.rknn.state import _LAYER_FIELDS, _TENSOR_FIELDS
 from logscope.parsers.rknn.values import _demangle, _parse_settings, _shape_bytes, _to_bytes
 
 
-class CompilerOutput(Messages):
+class CompilerOutput(Evaluation):
     """Compiler lines behind `D RKNN:` and the tables it prints (also bare, in docs and eval_perf)."""
 
     def _config(self, f: Fields, line: str, number: int) -> None:
@@ -70,11 +69,17 @@ class CompilerOutput(Messages):
         # Build and runtime layer tables come with the `D RKNN:` prefix; eval_perf() and the C API's
         # perf detail print theirs bare ([03] [07] [11] [59]), and those are measurements, not plans.
         self.table = "layer" if f.get("level") else "perf"
-        columns = re.split(r"\s{2,}", (f["columns"] or "").strip())
-        self.layer_columns = tuple(c for c in columns if c and c != "FullName")
+        layout = tail_layout(f["columns"] or "")
+        self.layer_layout, self.headerless = layout, False
+        self.layer_columns = tuple(c for c in layout.names if c != "FullName")
 
     def _layer_row(self, f: Fields, line: str, number: int) -> None:
         head = f.take(_LAYER_FIELDS)
+        if self.wrapped_perf is not None:
+            self._flush_wrapped_perf()
+        if self.layer_columns is None:
+            self._current(number)  # (a first build opened later would reset the layout found here)
+            self._identify_rows(head[-1] or "")  # a header-less run: its layout, maybe eval_perf's
         if self.table == "perf" and not f.get("level"):
             self._perf_row(head, line, number)
             return
@@ -83,9 +88,9 @@ class CompilerOutput(Messages):
     def _layer_values(self, head: tuple[str | None, ...], line: str, number: int) -> None:
         """One build-time layer row from its `_LAYER_FIELDS` values (both lexer paths end here)."""
         layer_id, op_type, dtype, target, inputs, output, tail_text = head
-        tail = _parse_layer_tail(tail_text or "", self.layer_columns)
+        tail = self._read_tail(tail_text or "")
         if tail is None:
-            self._unparsed(number, line, "layer row with an unknown column layout")
+            self._unparsed(number, line, "layer row that fits neither its header nor a known layout")
             return
         self.counts["structural"] += 1
         build = self.builds[-1] if self.builds else self._current(number)
@@ -100,6 +105,7 @@ class CompilerOutput(Messages):
                 None if inputs == "\\" else inputs,
                 None if output == "\\" else output,
                 *tail[: len(_LAYER_TAIL)],
+                self.headerless,
                 number,
             )
         )

@@ -2,27 +2,41 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from logscope.parsers.grammar import Fields
-from logscope.parsers.rknn.layer_cells import _parse_layer_tail
-from logscope.parsers.rknn.runtime import Runtime
+from logscope.parsers.rknn.layer_cells import (
+    RANKING_COLUMNS,
+    _body_start,
+    identify_ranking,
+    ranking_layout,
+    ranking_value,
+)
+from logscope.parsers.rknn.messages import Messages
 from logscope.parsers.rknn.values import _to_bytes
+from logscope.parsers.table import read_row
+
+_UNFIT_PERF = "perf row that fits neither its header nor a known layout"
 
 
-class Evaluation(Runtime):
+class Evaluation(Messages):
     """eval_perf (1.5, 2.x, tk1), the ranking table, eval_memory and the model size line."""
 
     def _perf_row(self, head: tuple[str | None, ...], line: str, number: int, end: int | None = None) -> None:
-        """One eval_perf row; a 1.5 row cut short by the terminal width waits for its continuation [11]."""
+        """One eval_perf row; a 1.5 row cut short by the terminal width waits for its continuation
+        (tk2 1.5.0 eval_perf wraps rows at the console width, sometimes with a blank line in between)."""
         layer_id, op_type, dtype, target, inputs, output, tail_text = head
-        tail = _parse_layer_tail(tail_text or "", self.layer_columns)
+        tail = self._read_tail(tail_text or "")
         if tail is None:
             if end is None:
+                self._flush_wrapped_perf()
                 self.wrapped_perf = (head, tail_text or "", line, number)
                 return
-            self._unparsed(number, line, "perf row with an unknown column layout")
+            self._unparsed(number, line, _UNFIT_PERF)
             return
         self.counts["structural"] += 1
         build = self._current(number)
+        build.completed_line = end if end is not None else number
         ddr, npu, total, time_us, mac, workload, task_number, _lut, rw_kb, full_name, task_size, regcmd = tail
         self.rows["perf"].append(
             {
@@ -44,6 +58,7 @@ class Evaluation(Runtime):
                 "regcmd_size": regcmd,
                 "rw_kb": rw_kb,
                 "full_name": full_name,
+                "headerless": self.headerless,
                 "line": number,
                 "end_line": end if end is not None else number,
             }
@@ -56,12 +71,18 @@ class Evaluation(Runtime):
             return False
         head, tail_text, first_line, first_number = pending
         joined = (*head[:-1], f"{tail_text} {line.strip()}")
-        if _parse_layer_tail(joined[-1] or "", self.layer_columns) is None:
-            self._unparsed(first_number, first_line, "perf row with an unknown column layout")
+        if self._read_tail(joined[-1] or "") is None:
+            self._unparsed(first_number, first_line, _UNFIT_PERF)
             return False
         self.counts["structural"] += 1  # the continuation line; _perf_row counts the row's first line
         self._perf_row(joined, first_line, first_number, end=number)
         return True
+
+    def _flush_wrapped_perf(self) -> None:
+        """A cut-short row whose continuation never came stays findable as unparsed (never dropped)."""
+        pending, self.wrapped_perf = self.wrapped_perf, None
+        if pending is not None:
+            self._unparsed(pending[3], pending[2], "perf row cut short, no continuation line after it")
 
     def _continues_line(self, line: str, number: int) -> bool:
         return self.wrapped_perf is not None and self._resolve_wrapped_perf(line, number)
@@ -69,6 +90,7 @@ class Evaluation(Runtime):
     def _perf_total(self, f: Fields, line: str, number: int) -> None:
         self._structural()
         build = self._current(number)
+        build.completed_line = number
         key, value = f["key"] or "", float(f["value"] or 0)
         totals = build.perf_totals
         if key == "FPS":
@@ -84,26 +106,36 @@ class Evaluation(Runtime):
         self._structural()
         self._current(number)
         self.table = "ranking"
+        start = _body_start(line)
+        self.ranking_layout = ranking_layout(line[start:])
 
     def _ranking_row(self, f: Fields, line: str, number: int) -> None:
-        if self.table != "ranking":
-            self._other(f, line, number)
+        """A ranking row read by its header's layout; without a header, by its shape (bare rows only:
+        behind the `D RKNN:` prefix a line of figures outside the table is a message)."""
+        layout = self.ranking_layout if self.table == "ranking" else None
+        if layout is None:
+            if f.get("level"):
+                self._message("NATIVE_MSG", f, line, number)
+                return
+            layout = identify_ranking(line.strip())
+            if layout is None:
+                self._other(f, line, number)
+                return
+            self.table, self.ranking_layout = "ranking", layout
+        start = _body_start(line)
+        cells = read_row(layout, line, origin=start)
+        if cells is None:
+            self._unparsed(number, line, "ranking row that fits neither its header nor a known layout")
             return
         self._structural()
-        gpu = f["gpu"]
-        self.rows["perf_ranking"].append(
-            {
-                "build_index": self._current(number).index,
-                "op_type": f["op_type"],
-                "call_number": int(f["calls"] or 0),
-                "cpu_time_us": int(f["cpu"] or 0),
-                "gpu_time_us": int(gpu) if gpu is not None else None,
-                "npu_time_us": int(f["npu"] or 0),
-                "total_time_us": int(f["total"] or 0),
-                "time_ratio_pct": float(f["ratio"] or 0),
-                "line": number,
-            }
-        )
+        build = self._current(number)
+        build.completed_line = number
+        row: dict[str, Any] = {"build_index": build.index, "headerless": layout.headerless, "line": number}
+        for name, cell in zip(layout.names, cells, strict=True):
+            column = RANKING_COLUMNS.get(name.replace(" ", ""))
+            if column is not None:
+                row[column] = ranking_value(column, cell)
+        self.rows["perf_ranking"].append(row)
 
     def _tk1_perf_header(self, f: Fields, line: str, number: int) -> None:
         self._structural()
@@ -116,8 +148,10 @@ class Evaluation(Runtime):
             self._other(f, line, number)
             return
         self._structural()
+        build = self._current(number)
+        build.completed_line = number
         row = {
-            "build_index": self._current(number).index,
+            "build_index": build.index,
             "layer_id": int(f["id"] or 0),
             "op_type": f["op_type"],
             "time_us": int(f["time"] or 0),
@@ -163,6 +197,7 @@ class Evaluation(Runtime):
             self._other(f, line, number)
             return
         self._structural()
+        self._current(number).completed_line = number
         memory[key] = value
         line_key = {"weight_bytes": "weight_line", "internal_bytes": "internal_line"} | {
             "total_bytes": "total_line"

@@ -7,10 +7,12 @@ rows). Rows with empty cells or pasted spacing go through `logscope.parsers.tabl
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
 from logscope.parsers.rknn.values import _float_or_none
+from logscope.parsers.table import Layout, identify, layout_from_header, read_row
 
 _LAYOUTS_BY_COUNT: dict[int, tuple[str, ...]] = {
     # Number of tail tokens before FullName -> column names, for rows seen without their header.
@@ -120,7 +122,9 @@ def _parse_layer_tail(tail: str, header: tuple[str, ...] | None) -> tuple[Any, .
         return _EMPTY_TAIL
     count = len(tokens) - 1
     columns = header
-    if columns is None or len(columns) != count:
+    if columns is not None and len(columns) != count:
+        return None  # a row of a headed table with an empty or extra cell: `read_tail` places its cells
+    if columns is None:
         columns = _LAYOUTS_BY_COUNT.get(count)
         if columns is None:
             return None
@@ -165,3 +169,127 @@ def _tail_converter(plan: tuple[_Step | None, ...]) -> Callable[[list[str]], tup
     converter = namespace["convert"]
     _CONVERTERS[plan] = converter
     return converter
+
+
+# ---------------------------------------------------------------------- by layout
+# What a cell of each layer / eval_perf column holds; `\\` (not applicable) is allowed in every one.
+_INT_CELL, _RATIO_CELL = r"\d+", r"\d+/\d+"
+_CELL_KINDS = {
+    "Cycles(DDR/NPU/Total)": r"\d+/\d+/\d+",
+    "DDR Cycles": _INT_CELL,
+    "NPU Cycles": _INT_CELL,
+    "Total Cycles": _INT_CELL,
+    "Time(us)": _INT_CELL,
+    "Task Number": _INT_CELL,
+    "Lut Number": _INT_CELL,
+    "Task Size": _INT_CELL,
+    "Regcmd Size": _INT_CELL,
+    "Task/Lut": _RATIO_CELL,
+    "RW(KB)": r"\d+(?:\.\d+)?",
+    # One value per core on multi-core runs (`6.95/6.95/6.95`).
+    "MacUsage(%)": r"\d+(?:\.\d+)?(?:/\d+(?:\.\d+)?)*",
+    # `100.0%/0.0%/0.0%`; 1.5 appends ` - Up:0.0%`, joined to `-Up:0.0%` before reading.
+    "WorkLoad(0/1/2)": r"\d+(?:\.\d+)?%(?:/\d+(?:\.\d+)?%)*",
+    "WorkLoad(0/1/2)-ImproveTherical": r"\d+(?:\.\d+)?%(?:/\d+(?:\.\d+)?%)*(?:-Up:\d+(?:\.\d+)?%)?",
+}
+_KINDS = {name: rf"\\|{kind}" for name, kind in _CELL_KINDS.items()}
+_KNOWN = (*_CELL_KINDS, "FullName")
+# eval_perf 2.x leaves MacUsage blank on rows without MACs, and FullName blank on some rows.
+_NULLABLE = ("MacUsage(%)", "FullName")
+
+
+def tail_layout(columns: str) -> Layout:
+    """The layout of a layer / eval_perf header's columns after OutputShape (FullName last)."""
+    return layout_from_header(columns, known=_KNOWN, kinds=_KINDS, nullable=_NULLABLE, rest=True)
+
+
+# Rows seen without their header, identified by their cells' kinds (not only their count): the eval_perf
+# 2.x layout first, since its `Cycles a/b/c, Time, MacUsage, WorkLoad, RW` has as many cells as the 1.6
+# build layout `DDR, NPU, Total, Task/Lut, RW` and a count alone took its Time for NPU cycles.
+PERF_2X = tail_layout("Cycles(DDR/NPU/Total)  Time(us)  MacUsage(%)  WorkLoad(0/1/2)  RW(KB)  FullName")
+_HEADERLESS = (
+    PERF_2X,
+    *(tail_layout("  ".join((*_LAYOUTS_BY_COUNT[n], "FullName"))) for n in (2, 5, 8)),
+)
+
+
+def identify_tail(tail: str) -> Layout | None:
+    """The layout a header-less row's tail fits (marked `headerless`), or None."""
+    return identify([tail.replace(" - Up:", "-Up:")], _HEADERLESS)
+
+
+def read_tail(layout: Layout, tail: str) -> tuple[Any, ...] | None:
+    """The `_TAIL_SLOTS` values of a row tail read by the layout (empty cells are None), or None."""
+    text = tail.replace(" - Up:", "-Up:")
+    cells = read_row(layout, text)
+    if cells is None:
+        return None
+    names = layout.names
+    has_name = names[-1] == "FullName"
+    columns = names[:-1] if has_name else names
+    tokens = [c if c is not None else "\\" for c in cells]
+    if not has_name:
+        tokens.append("\\")
+    values = list(_tail_converter(_tail_plan(_interned(columns)))(tokens))
+    if not has_name or cells[-1] is None:
+        values[_FULL_NAME] = None
+    return tuple(values)
+
+
+_INTERNED: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+
+def _interned(columns: tuple[str, ...]) -> tuple[str, ...]:
+    """One tuple object per column list, so `_tail_plan`'s cache (keyed by identity) hits."""
+    return _INTERNED.setdefault(columns, columns)
+
+
+# ---------------------------------------------------------------------- ranking tables
+# 2.x `OpType CallNumber CPUTime(us) GPUTime(us) NPUTime(us) TotalTime(us) TimeRatio(%)` (ratio with `%`);
+# 1.5 `OpType Call Number CPU Time(us) NPU Time(us) Total Time(us) Time Ratio(%)` (no GPU, no `%`).
+RANKING_COLUMNS = {
+    "OpType": "op_type",
+    "CallNumber": "call_number",
+    "CPUTime(us)": "cpu_time_us",
+    "GPUTime(us)": "gpu_time_us",
+    "NPUTime(us)": "npu_time_us",
+    "TotalTime(us)": "total_time_us",
+    "TimeRatio(%)": "time_ratio_pct",
+}
+_RANKING_KNOWN = (
+    *RANKING_COLUMNS,
+    *("Call Number", "CPU Time(us)", "GPU Time(us)", "NPU Time(us)", "Total Time(us)", "Time Ratio(%)"),
+)
+_RANKING_KINDS = {name: (r"\d+(?:\.\d+)?%?" if "Ratio" in name else r"\d+") for name in _RANKING_KNOWN[1:]}
+_RANKING_HEADERLESS: tuple[Layout, ...] = ()
+# Where a table line's cells start: after the native logger's `D RKNN: [ts] ` prefix and indentation.
+_LINE_PREFIX = re.compile(r"[ \t]*(?:[DIWE] RKNN: (?:\[[^\]\n]*\] )?)?[ \t]*")
+
+
+def _body_start(line: str) -> int:
+    m = _LINE_PREFIX.match(line)
+    return m.end() if m else 0
+
+
+def ranking_layout(header: str) -> Layout:
+    """The layout of a ranking header (either spelling, spaces collapsed or not)."""
+    return layout_from_header(header, known=_RANKING_KNOWN, kinds=_RANKING_KINDS)
+
+
+def identify_ranking(row: str) -> Layout | None:
+    """The ranking layout (2.x with GPU time, or 1.5 without) a header-less row fits, or None."""
+    global _RANKING_HEADERLESS
+    if not _RANKING_HEADERLESS:
+        _RANKING_HEADERLESS = (
+            ranking_layout("  ".join(RANKING_COLUMNS)),
+            ranking_layout("  ".join(n for n in RANKING_COLUMNS if n != "GPUTime(us)")),
+        )
+    return identify([row], _RANKING_HEADERLESS)
+
+
+def ranking_value(column: str, cell: str | None) -> Any:
+    if cell is None or column == "op_type":
+        return cell
+    if column == "time_ratio_pct":
+        return float(cell.rstrip("%"))
+    return int(cell)

@@ -2,14 +2,30 @@
 
 from __future__ import annotations
 
-from logscope.parsers.categories import classify_message
+import re
+from typing import Any
+
+from logscope.parsers.categories import classify_exception, classify_message
 from logscope.parsers.grammar import Fields
-from logscope.parsers.rknn.evaluation import Evaluation
+from logscope.parsers.rknn.runtime import Runtime
 from logscope.parsers.rknn.state import _MAX_MESSAGE_CHARS
 
+_TRACEBACK_HEAD = "Traceback (most recent call last):"
+# The line that ends a traceback: an exception class (a name ending in Error/Exception/Interrupt, or
+# any dotted class such as onnxruntime's `...onnxruntime_pybind11_state.InvalidArgument`) and its message.
+_EXCEPTION_LINE = re.compile(
+    r"(?P<exc>(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Interrupt|Exit)|(?:[a-z_]\w*\.)+[A-Z]\w*)(?::|$)"
+)
 
-class Messages(Evaluation):
-    """W/E messages, tracebacks (one error per traceback) and indented continuations."""
+
+class Messages(Runtime):
+    """W/E messages, tracebacks (one error per traceback) and indented continuations.
+
+    A traceback is one `messages` row: it opens at `Traceback (most recent call last):` (bare, or under
+    the toolkit logger as `E load_onnx: Traceback ...`), takes its frame and source lines, and closes at
+    its exception line, which becomes the first line of the message (the frames follow it) and decides
+    the category. Its lines are counted as message lines, not as further errors.
+    """
 
     def _message(self, kind: str, f: Fields, line: str, number: int) -> None:
         level = f.get("level") or f.get("level2")
@@ -35,6 +51,8 @@ class Messages(Evaluation):
         elif kind == "HYBRID_TYPE":
             text = line[line.index("Meet hybrid") :]
         text = text if text is not None else line.strip()
+        if self._traceback_line(kind, func, text, number):
+            return
         category = classify_message(text if func is None else f"{func}: {text}")
         fatal = bool(category and category.fatal) or (
             level == "E" and func in ("build", "export_rknn", "load_onnx", "load_pytorch", "load_tflite")
@@ -57,8 +75,44 @@ class Messages(Evaluation):
         self.rows["messages"].append(row)
         self.counts["message"] += 1
         self.open_message = row
+        if text.startswith(_TRACEBACK_HEAD):
+            self.traceback, self.traceback_func = row, func
         if category is not None and category.name == "allocation-failure":
             self._failed_allocation(text, build, number)
+
+    def _traceback_line(self, kind: str, func: str | None, text: str, number: int) -> bool:
+        """Add a line to the open traceback (a frame, a source line, the closing exception line);
+        False when it is not one (the traceback, if any, is then closed as it stands)."""
+        row = self.traceback
+        if row is None or self.open_message is not row:
+            return False
+        if kind == "PY_MSG" and func != self.traceback_func:
+            self.traceback = None
+            return False
+        if kind == "PY_MSG" and (text[:1].isspace() or text.startswith('File "')):
+            self._append(row, text, number)
+            return True
+        m = _EXCEPTION_LINE.match(text)
+        if m is None or kind not in ("PY_MSG", "EXCEPTION"):
+            self.traceback = None
+            return False
+        self.counts["message"] += 1
+        category = classify_exception(m["exc"], text)
+        row["message"] = f"{text}\n{row['message']}"[:_MAX_MESSAGE_CHARS]
+        row["end_line"], row["category"] = number, category.name
+        row["fatal"] = row["fatal"] or category.fatal
+        build = self.builds[row["build_index"]]
+        if build.fatal is not None and build.fatal == ("python-traceback", row["line"]):
+            build.fatal = (category.name, row["line"])  # the traceback was the failure: name its kind
+        self.traceback = None
+        self.open_message = None
+        return True
+
+    def _append(self, row: dict[str, Any], text: str, number: int) -> None:
+        self.counts["message"] += 1
+        if len(row["message"]) < _MAX_MESSAGE_CHARS:
+            row["message"] = (row["message"] + "\n" + text.strip())[:_MAX_MESSAGE_CHARS]
+        row["end_line"] = number
 
     def _traceback_frame(self, f: Fields, line: str, number: int) -> None:
         """A frame continues the open traceback; issue excerpts often start mid-traceback."""
@@ -80,8 +134,4 @@ class Messages(Evaluation):
         if self.open_message is None:
             self._other(f, line, number)
             return
-        self.counts["message"] += 1
-        msg = self.open_message
-        if len(msg["message"]) < _MAX_MESSAGE_CHARS:
-            msg["message"] = (msg["message"] + "\n" + line.strip())[:_MAX_MESSAGE_CHARS]
-        msg["end_line"] = number
+        self._append(self.open_message, line, number)

@@ -25,6 +25,13 @@ class Runtime(RknnState):
         build.versions["runtime_version"] = f["version"]
         build.versions["runtime_line"] = number
 
+    def _sdk_version(self, f: Fields, line: str, number: int) -> None:
+        """A C demo's `sdk version: 2.3.2 (...) driver version: 0.7.2`: the runtime and driver versions."""
+        self._structural()
+        build = self._segment("SDK_VERSION", number)
+        build.versions["runtime_version"], build.versions["runtime_line"] = f["version"], number
+        build.versions["driver_version"], build.versions["driver_line"] = f["driver"], number
+
     def _driver_info(self, f: Fields, line: str, number: int) -> None:
         self._structural()
         build = self._segment("DRIVER_INFO", number)

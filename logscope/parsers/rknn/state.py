@@ -14,6 +14,8 @@ from logscope.frames import SCHEMAS
 from logscope.io import LogSource
 from logscope.parsers.base import BaseAssembler, Boundary
 from logscope.parsers.grammar import Fields
+from logscope.parsers.rknn.layer_cells import _parse_layer_tail, identify_tail, read_tail
+from logscope.parsers.table import Layout
 
 # Counted only: lines whose content is fully known and carries nothing logscope reports.
 _NOISE = frozenset(
@@ -113,6 +115,9 @@ class _Build:
     versions: dict[str, Any] = field(default_factory=dict)  # runtime / driver / proxy / model versions
     eval_memory: dict[str, Any] = field(default_factory=dict)  # eval_memory() figures (memory frame)
     perf_totals: dict[str, Any] = field(default_factory=dict)
+    # The last line that only a finished run prints (eval_perf rows and totals, rankings, eval_memory):
+    # a session holding one ended, unless a failure says otherwise.
+    completed_line: int | None = None
 
     @property
     def has_board_output(self) -> bool:
@@ -173,6 +178,7 @@ BOUNDARIES: dict[str, Boundary] = {
     # librknnrt prints its information at every rknn_init; a build log followed by `init_runtime` on a
     # board is two things: what was compiled, and what ran.
     "RUNTIME_INFO": Boundary(_SESSION_DONE | {"version:runtime_version"}),
+    "SDK_VERSION": Boundary(_SESSION_DONE | {"version:runtime_version"}),
     "DRIVER_INFO": Boundary(frozenset({"version:driver_version"})),
     "PROXY_VERSION:api": Boundary(_SESSION_DONE | {"version:api_version"}),
     # A second eval_memory dump of the same section is a second session.
@@ -209,7 +215,12 @@ class RknnState(BaseAssembler[_Build]):
         }
         self.rows["unparsed"] = self.account.unparsed_rows
         self.table: str | None = None  # "layer" | "feature" | "const" | "min_const" | "outlier"
-        self.layer_columns: tuple[str, ...] | None = None
+        self.layer_columns: tuple[str, ...] | None = None  # the layer / perf header's columns, FullName aside
+        self.layer_layout: Layout | None = None  # that header as a layout, for rows with empty cells
+        self.headerless = False  # the layer / perf rows being read came without their header
+        self.ranking_layout: Layout | None = None  # the ranking table's header, as a layout
+        self.traceback: dict[str, Any] | None = None  # the open traceback's message row
+        self.traceback_func: str | None = None  # the toolkit function an `E load_onnx:` traceback is under
         self.pending_title: str | None = None
         self.fuse_section: str | None = None
         self.open_message: dict[str, Any] | None = None
@@ -231,6 +242,27 @@ class RknnState(BaseAssembler[_Build]):
     def _counted(self, f: Fields, line: str, number: int) -> None:
         self._structural()
         self._current(number)
+
+    def _read_tail(self, tail_text: str) -> tuple[Any, ...] | None:
+        """A layer / perf row's cells after OutputShape: converted token by token when they match the
+        header (the fast path), else placed by the header's layout (empty cells, pasted spacing)."""
+        tail = _parse_layer_tail(tail_text, self.layer_columns)
+        if tail is None and self.layer_layout is not None:
+            tail = read_tail(self.layer_layout, tail_text)
+        return tail
+
+    def _identify_rows(self, tail_text: str) -> bool:
+        """For a layer-shaped row without a header before it: find the layout its cells fit and read the
+        rows that follow with it, as eval_perf rows (`table = "perf"`) or build layer rows. False if none."""
+        layout = identify_tail(tail_text)
+        if layout is None:
+            return False
+        self.layer_layout = layout
+        self.layer_columns = tuple(name for name in layout.names if name != "FullName")
+        self.headerless = True
+        if "Time(us)" in layout.names and "RW(KB)" in layout.names and layout.names[0].startswith("Cycles("):
+            self.table = "perf"
+        return True
 
     def _continues_line(self, line: str, number: int) -> bool:
         """True if this unrecognised line continues a row cut short before it (a family overrides)."""
@@ -291,6 +323,8 @@ class RknnState(BaseAssembler[_Build]):
             build.target_platform = previous.target_platform
         self.table = None
         self.layer_columns = None
+        self.layer_layout = None
+        self.headerless = False
         self.open_passes.clear()
         self.last_perf = False
         return build
