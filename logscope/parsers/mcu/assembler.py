@@ -94,7 +94,7 @@ class McuAssembler(TinyEngine):
             "ESPH_DUMP_RECORD": self._esph_dump_record,
             "ESPH_DUMP_FREED_BY": self._esph_dump_freed_by,
             "ESPH_DUMP_SUMMARY": self._esph_dump_summary,
-            "ESPH_DUMP_SUMMARY_V4": self._esph_dump_summary_v4,
+            "ESPH_DUMP_SUMMARY_V4": self._esph_dump_summary,
             "ESPH_LEAK_CHECK": self._esph_leak_check,
             "ESPH_HOST_ALLOC": self._esph_host_alloc,
             "ESPH_HOST_FREE": self._esph_host_free,

@@ -40,6 +40,8 @@ class EspIdf(Nnom):
         self.open_event["freed_by"] = f["caller"]
 
     def _esph_dump_summary(self, f: Fields, line: str, number: int) -> None:
+        """The dump's summary, v5 (`0 bytes alive in trace (0/8 allocations)`, `total frees: 8`) or v3-v4
+        (`12 bytes 'leaked' in trace (1 allocations)`, `total allocations 3 total frees 2`): same fields."""
         run = self._run(number)
         if f["alive_bytes"] is not None:
             run.figures.update(
@@ -51,18 +53,6 @@ class EspIdf(Nnom):
             run.figures["reported_alloc_count"] = int(f["total_allocs"])
         if f["total_frees"] is not None:
             run.figures["reported_free_count"] = int(f["total_frees"])
-
-    def _esph_dump_summary_v4(self, f: Fields, line: str, number: int) -> None:
-        run = self._run(number)
-        if f["alive_bytes"] is not None and f["mode"] == "leaked":
-            run.figures.update(
-                reported_leak_bytes=int(f["alive_bytes"]),
-                reported_leak_blocks=int(f["alive"] or 0),
-                reported_leak_line=number,
-            )
-        if f["total_allocs"] is not None:
-            run.figures["reported_alloc_count"] = int(f["total_allocs"])
-            run.figures["reported_free_count"] = int(f["total_frees"] or 0)
 
     def _esph_leak_check(self, f: Fields, line: str, number: int) -> None:
         """`MALLOC_CAP_8BIT potential leak: Before 291016 bytes free, After 291004 bytes free (delta 12)`."""
