@@ -148,3 +148,11 @@ def test_heap_shortcut_agrees_on_mangled_lines(line, junk, pos):
     mangled = (line[:pos] + junk + line[pos:]).replace("\n", " ").replace("\r", " ").rstrip(" \t")
     if mangled:
         _check_shortcut(mangled)
+
+
+def test_declared_sections_name_terminals_that_have_handlers():
+    """The run-boundary table names real terminals, each read by a handler (a typo would never split)."""
+    from logscope.parsers.mcu.assembler import SECTIONS
+
+    handlers = set(McuAssembler(logscope.io.decode_bytes(b"", "<empty>")).handlers)
+    assert set(SECTIONS) <= {name for name, _, _ in _terminals()} & handlers

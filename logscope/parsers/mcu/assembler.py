@@ -20,6 +20,7 @@ unrecognised lines go to `unparsed` with their line number.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
@@ -32,6 +33,23 @@ from logscope.parsers.grammar import Fields
 from logscope.parsers.mcu.state import _HEAP_COLUMNS, _HUGE, OP_COLUMNS, _clip
 from logscope.parsers.mcu.tinyengine import TinyEngine
 from logscope.parsers.mcu.vocabulary import FOREIGN, NOISE, PLATFORM_FORMATS, format_of
+
+# The sections a run prints once, by terminal: a line opening a section the current run already has starts
+# the next run (a second `Arena allocation total`, a second ST report). The mark is read from the line's
+# fields; None: this line opens no section. Run boundaries that depend on what came before (an op index
+# going back, a repeated planner buffer id, a second profiler block) are decided by the family handlers.
+SECTIONS: dict[str, Callable[[Fields], str | None]] = {
+    "TFLM_ALLOC_TOTAL": lambda f: "tflm-alloc" if (f["part"] or "total") == "total" else None,
+    "TFLM_BENCH_TITLE": lambda f: "bench-arena" if (f["name"] or "").strip() == "Arena" else None,
+    "TFLM_BENCH_MODEL_SIZE": lambda f: "bench-model" if f["label"] == "Model size" else None,
+    "VELA_SUMMARY_TITLE": lambda f: "vela-summary",
+    "VELA_MEM_USED": lambda f: f"vela-used-{f['memory'] or 'SRAM'}",
+    "ST_BANNER": lambda f: "st-banner",
+    "ST_SUMMARY_TITLE": lambda f: "st-summary",
+    "ST_MEMORY": lambda f: f"st-{f['key'] or ''}",
+    "ESPDL_TITLE": lambda f: "espdl-mem" if f["title"] == "memory summary" else "espdl-module",
+    "TINY_SRAM_FLASH": lambda f: "tiny",
+}
 
 
 class McuAssembler(TinyEngine):
@@ -191,6 +209,9 @@ class McuAssembler(TinyEngine):
         if kind != "ST_KV" and _HUGE.search(line):  # (ST_KV: model hashes are long digit runs)
             self.unparsed(number, line, "number out of range")
             return
+        section = SECTIONS.get(kind)
+        if section is not None and (mark := section(fields)) is not None:
+            self._section(number, mark)
         self.rejected = False
         handler(fields, line, number)
         if self.rejected:  # a generic shape outside its table

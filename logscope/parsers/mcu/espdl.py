@@ -18,7 +18,7 @@ class EspDl(St):
 
     def _espdl_title(self, f: Fields, line: str, number: int) -> None:
         title = f["title"] or ""
-        self._section(number, "espdl-mem" if title == "memory summary" else "espdl-module")
+        self._run(number)
         self.table = "espdl_mem" if title == "memory summary" else "espdl_module"
 
     def _espdl_mem_row(self, f: Fields, line: str, number: int) -> None:

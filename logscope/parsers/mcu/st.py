@@ -12,13 +12,13 @@ class St(Vela):
     """Handlers of the ST report terminals (`ST_*` in `grammars/mcu.lark`)."""
 
     def _st_banner(self, f: Fields, line: str, number: int) -> None:
-        run = self._section(number, "st-banner")
+        run = self._run(number)
         run.figures["tool_version"] = (
             f"ST Edge AI Core {f['edge']}" if f["edge"] else f"X-CUBE-AI {f['ai']} (tools {f['tools']})"
         )
 
     def _st_summary_title(self, f: Fields, line: str, number: int) -> None:
-        self._section(number, "st-summary")
+        self._run(number)
         self.table = "st_summary"
 
     def _st_kv(self, f: Fields, line: str, number: int) -> None:
@@ -43,7 +43,7 @@ class St(Vela):
 
     def _st_memory(self, f: Fields, line: str, number: int) -> None:
         key = f["key"] or ""
-        run = self._section(number, f"st-{key}")
+        run = self._run(number)
         value = _int(f["value"])
         region = {"weights (ro)": "flash", "activations (rw)": "ram", "ram (total)": "ram"}[key]
         self._arena(run, "st-report", number, category=key, region=region, used_bytes=value)

@@ -14,7 +14,7 @@ class Tflm(HeapTrace):
 
     def _tflm_alloc_total(self, f: Fields, line: str, number: int) -> None:
         part = f["part"] or "total"
-        run = self._section(number, "tflm-alloc") if part == "total" else self._run(number)
+        run = self._run(number)
         value = int(f["value"] or 0)
         self._arena(run, "tflm-allocator", number, category=f"arena {part}", used_bytes=value)
         if part == "total":
@@ -209,10 +209,7 @@ class Tflm(HeapTrace):
 
     def _tflm_bench_title(self, f: Fields, line: str, number: int) -> None:
         name = (f["name"] or "").strip()
-        if name == "Arena":
-            self._section(number, "bench-arena")
-        else:
-            self._run(number)
+        self._run(number)
         self.table = {"Arena": "bench_arena", "Allocations": "bench_alloc"}.get(name)
 
     def _tflm_bench_arena_row(self, f: Fields, line: str, number: int) -> None:
@@ -244,7 +241,7 @@ class Tflm(HeapTrace):
 
     def _tflm_bench_model_size(self, f: Fields, line: str, number: int) -> None:
         label = f["label"] or ""
-        run = self._section(number, "bench-model") if label == "Model size" else self._run(number)
+        run = self._run(number)
         self._arena(
             run,
             "tflm-benchmark",

@@ -10,7 +10,7 @@ class TinyEngine(EspDl):
     """Handlers of the TinyEngine terminals (`TINY_*` in `grammars/mcu.lark`)."""
 
     def _tiny_sram_flash(self, f: Fields, line: str, number: int) -> None:
-        run = self._section(number, "tiny")
+        run = self._run(number)
         sram = int(f["sram"] or 0)
         self._arena(run, "tinyengine-header", number, category="sram", region="sram", used_bytes=sram)
         self._arena(

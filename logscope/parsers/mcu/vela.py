@@ -38,12 +38,12 @@ class Vela(Unity):
     """Handlers of the Vela terminals (`VELA_*` in `grammars/mcu.lark`)."""
 
     def _vela_summary_title(self, f: Fields, line: str, number: int) -> None:
-        run = self._section(number, "vela-summary")
+        run = self._run(number)
         run.figures["model_name"] = f["name"]
 
     def _vela_mem_used(self, f: Fields, line: str, number: int) -> None:
         memory = f["memory"] or "SRAM"
-        run = self._section(number, f"vela-used-{memory}")
+        run = self._run(number)
         value = to_bytes(f["value"], f["unit"])
         self._arena(run, "vela-summary", number, category="total used", region=memory, used_bytes=value)
         if memory == "SRAM":
@@ -98,11 +98,8 @@ class Vela(Unity):
             ends = [start for start in starts[1:]] + [len(line)]
             cells = tuple(line[start:end].strip() or None for start, end in zip(starts, ends, strict=True))
             if any(
-                (value is None
-                and not nullable)
-                or (value is not None
-                and kind is not None
-                and not kind.fullmatch(value))
+                (value is None and not nullable)
+                or (value is not None and kind is not None and not kind.fullmatch(value))
                 for value, kind, nullable in zip(cells, layout.kinds, layout.nullable, strict=True)
             ):
                 cells = None
