@@ -415,3 +415,17 @@ def test_vela_rows_cut_short_or_foreign_inside_the_table():
     unparsed = log.frames["unparsed"]
     assert unparsed["line"].tolist() == [7]
     assert unparsed["reason"].iloc[0] == "vela per-layer row that does not fit the header's layout"
+
+
+def test_a_row_cut_inside_an_st_table_is_unparsed_with_its_table():
+    (path,) = MCU.glob("11-*.txt")
+    lines = path.read_text(encoding="utf-8").split("\n")
+    start = lines.index("C-Arrays (13)")
+    rows = lines[start : start + 6]
+    cut = rows[5][:30]  # `0      _Relu_1_output_0_bias  ` without item/size, domain and c-type
+    log = parse_lines(*rows[:5], cut)
+    assert [plain(v) for v in log.frames["buffers"]["size_bytes"]] == [256]
+    unparsed = log.frames["unparsed"]
+    assert unparsed[["line", "reason"]].values.tolist() == [
+        [6, "inside the st_carrays table, not one of its rows"]
+    ]

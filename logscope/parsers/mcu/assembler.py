@@ -202,9 +202,13 @@ class McuAssembler(TinyEngine):
                 self.prev_kind = "VELA_CONSTRAINT"
                 self.counts["structural"] += 1
                 return
-            self.unparsed(
-                number, line, "unrecognised line" if kind in ("", "OTHER") else f"no handler for {kind}"
-            )
+            if kind not in ("", "OTHER"):
+                reason = f"no handler for {kind}"
+            elif self.table is not None:  # under a table's title or header, before the blank that ends it
+                reason = f"inside the {self.table} table, not one of its rows"
+            else:
+                reason = "unrecognised line"
+            self.unparsed(number, line, reason)
             return
         if kind != "ST_KV" and _HUGE.search(line):  # (ST_KV: model hashes are long digit runs)
             self.unparsed(number, line, "number out of range")
