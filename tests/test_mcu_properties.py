@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import re
+import tomllib
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -12,6 +14,7 @@ from hypothesis import strategies as st
 import logscope
 from logscope.io import decode_bytes
 from logscope.parsers.mcu import parse_mcu
+from logscope.rules import run_rules
 from tests.regenerate_golden import mcu_fixtures
 from tests.test_line_invariant import check_accounted, physical_lines
 
@@ -154,3 +157,33 @@ def test_every_line_accounted_for_with_every_line_cut_in_half(index):
     """Each line cut at its middle (an 80-column console does worse): still one class per line."""
     text = "\n".join(line[: len(line) // 2] for line in TEXTS[index].split("\n"))
     check_accounted(parse_mcu(decode_bytes(text.encode("utf-8"), "<cut>")), physical_lines(text))
+
+
+# Lines written from the formats in the rule cases (Vela placement, Mbed faults, Unity, ESP-IDF summaries,
+# banners ...), mixed, cut and padded: the invariant holds and the rules run on whatever is read.
+CASE_LINES = [
+    line
+    for path in sorted((Path(__file__).parent / "rules" / "cases").glob("MCU*.toml"))
+    for case in tomllib.loads(path.read_text(encoding="utf-8"))["case"]
+    for line in case["log"].split("\n")
+]
+
+
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(st.sampled_from(CASE_LINES), min_size=1, max_size=25),
+    st.lists(st.tuples(st.integers(0, 100), st.integers(0, 200), st.sampled_from(["cut", "pad", "junk"]))),
+)
+def test_format_lines_mixed_and_mangled(lines, damage):
+    for where, pos, how in damage:
+        i = where % len(lines)
+        line = lines[i]
+        cut = pos % (len(line) + 1)
+        lines[i] = {"cut": line[:cut], "pad": line[:cut] + "   " + line[cut:], "junk": line[:cut] + "9" * 20}[
+            how
+        ]
+    text = "\n".join(lines)
+    check_accounted(parse_mcu(decode_bytes(text.encode("utf-8"), "<mixed>")), physical_lines(text))
+    log = _parse_bytes(text.encode("utf-8"))
+    if log is not None:
+        run_rules(log)
