@@ -414,7 +414,7 @@ def test_vela_rows_cut_short_or_foreign_inside_the_table():
     assert [plain(v) for v in layers["cycles"]] == [None, 1889913]  # the cut `4` of `46.80`: not read
     unparsed = log.frames["unparsed"]
     assert unparsed["line"].tolist() == [7]
-    assert unparsed["reason"].iloc[0] == "vela per-layer row that does not fit the header's layout"
+    assert unparsed["reason"].iloc[0] == "vela_layers row that does not fit the header's layout"
 
 
 def test_a_row_cut_inside_an_st_table_is_unparsed_with_its_table():
@@ -427,5 +427,22 @@ def test_a_row_cut_inside_an_st_table_is_unparsed_with_its_table():
     assert [plain(v) for v in log.frames["buffers"]["size_bytes"]] == [256]
     unparsed = log.frames["unparsed"]
     assert unparsed[["line", "reason"]].values.tolist() == [
-        [6, "inside the st_carrays table, not one of its rows"]
+        [6, "st_carrays row that does not fit the header's layout"]
     ]
+
+
+def test_st_carray_rows_missed_by_the_row_terminal_are_read_by_the_columns():
+    (path,) = MCU.glob("11-*.txt")
+    lines = path.read_text(encoding="utf-8").split("\n")
+    start = lines.index("C-Arrays (13)")
+    head, row = lines[start : start + 4], lines[start + 12]  # `8  input_output  784/784 ... s8  /input`
+    no_type = row[:91] + "  " + row[93:]  # the c-type cell empty (the terminal needs one), the comment kept
+    cut_in_type = lines[start + 4][:95]  # `cons`: the last cell may be cut, so it is not read
+    cut_in_pool = lines[start + 4][:73]  # `weights/wei`: the pool may be cut, the row cannot be read
+    log = parse_lines(*head, no_type, cut_in_type, cut_in_pool)
+    buffers = log.frames["buffers"]
+    assert buffers[["buffer_id", "size_bytes", "domain", "mem_pool", "line"]].values.tolist() == [
+        [8, 784, "activations", "POOL_0_DTCMRAM", 5],
+        [0, 256, "weights", "weights", 6],
+    ]
+    assert log.frames["unparsed"]["line"].tolist() == [7]

@@ -179,8 +179,12 @@ class McuAssembler(TinyEngine):
         self.prev_kind = kind
         if kind in NOISE:
             self.counts["noise"] += 1
-            if kind == "RULE" and prev == "VELA_LAYER_HEADER":
+            if kind == "ST_HEADER":
+                self.st_header = line
+            elif kind == "RULE" and prev == "VELA_LAYER_HEADER":
                 self.vela_rule(line)
+            elif kind == "RULE" and prev == "ST_HEADER":
+                self.st_rule(line)
             return
         if kind in FOREIGN:
             self.counts["foreign"] += 1
@@ -190,11 +194,15 @@ class McuAssembler(TinyEngine):
             if self.skipping:  # a row of an ST section logscope does not read
                 self.counts["noise"] += 1
                 return
-            if self.table == "vela_layers" and kind in ("", "OTHER"):
-                if self.vela_layout_row(line, number):
+            # A row of a table read by its layout that its row terminal did not match (an empty cell, a cut).
+            layout_row = {"vela_layers": self.vela_layout_row, "st_carrays": self.st_layout_row}.get(
+                self.table or ""
+            )
+            if layout_row is not None and kind in ("", "OTHER"):
+                if layout_row(line, number):
                     self.counts["structural"] += 1
                 else:
-                    self.unparsed(number, line, "vela per-layer row that does not fit the header's layout")
+                    self.unparsed(number, line, f"{self.table} row that does not fit the header's layout")
                 return
             if prev == "VELA_CONSTRAINT" and self.open_vela is not None and line.startswith("   "):
                 # Vela prints a constraint's detail indented by three blanks under it (`   Op has ...`).
@@ -202,13 +210,9 @@ class McuAssembler(TinyEngine):
                 self.prev_kind = "VELA_CONSTRAINT"
                 self.counts["structural"] += 1
                 return
-            if kind not in ("", "OTHER"):
-                reason = f"no handler for {kind}"
-            elif self.table is not None:  # under a table's title or header, before the blank that ends it
-                reason = f"inside the {self.table} table, not one of its rows"
-            else:
-                reason = "unrecognised line"
-            self.unparsed(number, line, reason)
+            self.unparsed(
+                number, line, "unrecognised line" if kind in ("", "OTHER") else f"no handler for {kind}"
+            )
             return
         if kind != "ST_KV" and _HUGE.search(line):  # (ST_KV: model hashes are long digit runs)
             self.unparsed(number, line, "number out of range")

@@ -4,8 +4,18 @@
 from __future__ import annotations
 
 from logscope.parsers.grammar import Fields
-from logscope.parsers.mcu.state import _ST_BYTES, _ST_TERMS, _int, _Run, to_bytes
+from logscope.parsers.mcu.state import _ST_BYTES, _ST_TERMS, _int, _Run, cells_by_columns, to_bytes
 from logscope.parsers.mcu.vela import Vela
+from logscope.parsers.table import layout_from_header
+
+# The C-arrays table (`c_id  name (*_array)  item/size  domain/mem-pool  c-type  comment`): a cell's kind.
+_CARRAY_KINDS = {
+    "c_id": r"\d+",
+    "name (*_array)": r"\S+",
+    "item/size": r"\d+/\d+",
+    "domain/mem-pool": r"\w+/\S+",
+    "c-type": r"(?:const )?\w+",
+}
 
 
 class St(Vela):
@@ -140,19 +150,47 @@ class St(Vela):
     def _st_carray_row(self, f: Fields, line: str, number: int) -> None:
         if self.table != "st_carrays":
             return self._outside()
+        self._carray(number, int(f["id"] or 0), f["name"], int(f["size"] or 0), f["domain"], f["pool"])
+
+    def _carray(
+        self, number: int, buffer_id: int, name: str | None, size: int, domain: str | None, pool: str | None
+    ) -> None:
         run = self._run(number)
         row = {
             "run_index": run.index,
-            "buffer_id": int(f["id"] or 0),
-            "name": f["name"],
-            "size_bytes": int(f["size"] or 0),
-            "domain": f["domain"],
-            "mem_pool": f["pool"],
+            "buffer_id": buffer_id,
+            "name": name,
+            "size_bytes": size,
+            "domain": domain,
+            "mem_pool": pool,
             "source": "st-c-array",
             "line": number,
         }
-        run.st_arrays[f["name"] or ""] = row
+        run.st_arrays[name or ""] = row
         self.rows["buffers"].append(row)
+
+    def st_rule(self, line: str) -> None:
+        """The dashes under the C-arrays header give its column starts (the shared table reader's layout)."""
+        if self.table != "st_carrays" or self.st_header is None:
+            return
+        layout = layout_from_header(
+            self.st_header, kinds=_CARRAY_KINDS, nullable=("c-type", "comment"), rule=line
+        )
+        self.st_layout = layout if layout.starts is not None and layout.names[0] == "c_id" else None
+
+    def st_layout_row(self, line: str, number: int) -> bool:
+        """A C-arrays line the row terminal missed (a cell empty, a row cut short), cut at the column starts.
+
+        False when it does not fit (a figure missing or possibly cut): the caller keeps it as unparsed.
+        """
+        cells = cells_by_columns(self.st_layout, line) if self.st_layout is not None else None
+        if cells is None:
+            return False
+        buffer_id, name, item_size, domain_pool = cells[:4]
+        _items, _, size = (item_size or "").partition("/")
+        domain, _, pool = (domain_pool or "").partition("/")
+        self._carray(number, int(buffer_id or 0), name, int(size), domain, pool)
+        return True
 
     def _st_clayers_title(self, f: Fields, line: str, number: int) -> None:
         self._run(number)

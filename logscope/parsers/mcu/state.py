@@ -17,7 +17,7 @@ from typing import Any
 from logscope.io import LogSource
 from logscope.parsers.base import BaseAssembler
 from logscope.parsers.grammar import Fields
-from logscope.parsers.table import Layout
+from logscope.parsers.table import Cells, Layout
 
 # Byte units as printed. ESP-DL `KB` is size/1024 (dl_model_base.cpp), ST N6 `kB` is KiB (4060 B prints
 # as 3.965 kB [08]), Vela and ST print KiB; the per-op heap trace follows the same (binary) reading.
@@ -102,6 +102,34 @@ def _clip(text: str | None, limit: int = _MAX_TEXT) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def cells_by_columns(layout: Layout, line: str) -> Cells | None:
+    """The cells of a row cut at the layout's column starts (taken from the rule under the header).
+
+    A cell is the text from its column's start to the next column's, so figures right-aligned in their
+    column (Vela) and text with blanks inside (ST's `const s32`) both stay in their column. None when a
+    cell does not fit its column's kind or an empty cell is not nullable. A row that ends before its last
+    column starts may have been cut (trailing blanks are gone by now, so an empty last cell and a cut look
+    alike): its last cell may be cut in its digits and is not read, and the row not at all if that cell
+    may not be empty.
+    """
+    starts = layout.starts
+    if starts is None:
+        return None
+    ends = (*starts[1:], max(len(line), starts[-1]))
+    cells = tuple(line[a:b].strip() or None for a, b in zip(starts, ends, strict=True))
+    for value, kind, nullable in zip(cells, layout.kinds, layout.nullable, strict=True):
+        if (value is None and not nullable) or (
+            value is not None and kind is not None and not kind.fullmatch(value)
+        ):
+            return None
+    if len(line) < starts[-1] and any(value is not None for value in cells):
+        last = max(i for i, value in enumerate(cells) if value is not None)
+        if not layout.nullable[last]:
+            return None
+        cells = (*cells[:last], None, *cells[last + 1 :])
+    return cells
+
+
 @dataclass
 class _Run:
     index: int
@@ -153,7 +181,10 @@ class McuState(BaseAssembler[_Run]):
         self.prof_tag_block = 0
         self.vela_group: str | None = None
         self.vela_layout: Layout | None = None  # the per-layer table's columns, from its header
-        self.vela_spans: list[tuple[int, int]] | None = None  # and their spans, from the rule under it
+        self.st_header: str | None = (
+            None  # the last ST table header, until the rule under it gives its layout
+        )
+        self.st_layout: Layout | None = None  # the C-arrays table's columns
         self.open_vela: dict[str, Any] | None = (
             None  # the last Vela `Placing on CPU` row, for its constraints
         )

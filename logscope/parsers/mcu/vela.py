@@ -8,7 +8,7 @@ from dataclasses import replace
 from typing import Any
 
 from logscope.parsers.grammar import Fields
-from logscope.parsers.mcu.state import _clip, to_bytes
+from logscope.parsers.mcu.state import _clip, cells_by_columns, to_bytes
 from logscope.parsers.mcu.unity import Unity
 from logscope.parsers.table import Layout, layout_from_header, read_row
 
@@ -64,7 +64,6 @@ class Vela(Unity):
         self.vela_layout = layout_from_header(
             line, known=_LAYER_NAMES, kinds=_LAYER_KINDS, nullable=_LAYER_NULLABLE, rest=True
         )
-        self.vela_spans = None
 
     def _vela_csv_header(self, f: Fields, line: str, number: int) -> None:
         self._run(number)
@@ -72,41 +71,24 @@ class Vela(Unity):
         self.vela_layout = None  # comma-separated: the row terminal reads empty cells already
 
     def vela_rule(self, line: str) -> None:
-        """The dashes under the per-layer header: one run per column, so they give each column's span.
-
-        Vela right-aligns its figures in their column (`{:>10}`), so a cell is the text under its run
-        of dashes, not the token nearest to where the header names the column.
-        """
+        """The dashes under the per-layer header: one run per column, so they give the column starts."""
         layout = self.vela_layout
-        spans = [(m.start(), m.end()) for m in re.finditer(r"-+", line)]
-        if layout is not None and len(spans) == layout.width:
-            self.vela_spans = spans
+        starts = tuple(m.start() for m in re.finditer(r"-+", line))
+        if layout is not None and len(starts) == layout.width:
+            self.vela_layout = replace(layout, starts=starts)
 
     def vela_layout_row(self, line: str, number: int) -> bool:
         """A line inside the per-layer table that the row terminal did not match (a cell left empty, a row
-        cut short), read by the header's layout: the columns' kinds and names from the shared table reader,
-        the cell boundaries from the rule under the header (or, without one, only a row with every cell).
-
-        Returns False when the row does not fit the layout; the caller keeps it as unparsed.
+        cut short), read by the header's layout (names and kinds from the shared table reader) and cut at
+        the rule's column starts: Vela right-aligns its figures, so a cell is what lies under its dashes.
+        Without the rule only a row with every cell is read. False: the caller keeps the line as unparsed.
         """
         layout: Layout | None = self.vela_layout
         if layout is None:
             return False
         cells: tuple[str | None, ...] | None
-        if self.vela_spans is not None:
-            starts = [start for start, _ in self.vela_spans]
-            ends = [start for start in starts[1:]] + [len(line)]
-            cells = tuple(line[start:end].strip() or None for start, end in zip(starts, ends, strict=True))
-            if any(
-                (value is None and not nullable)
-                or (value is not None and kind is not None and not kind.fullmatch(value))
-                for value, kind, nullable in zip(cells, layout.kinds, layout.nullable, strict=True)
-            ):
-                cells = None
-            elif len(line.rstrip()) < starts[-1]:
-                # Cut before its Name: the last figure may be cut in its digits, so it is not read.
-                last = max(i for i, value in enumerate(cells) if value is not None)
-                cells = (*cells[:last], None, *cells[last + 1 :])
+        if layout.starts is not None:
+            cells = cells_by_columns(layout, line)
         else:
             full = len(line.split()) >= layout.width
             cells = read_row(replace(layout, nullable=(False,) * layout.width), line) if full else None
