@@ -128,3 +128,19 @@ def test_whole_table_collapsed_or_headerless(path, drop_headers):
     if drop_headers:
         lines = [line for line in lines if not re.search(r"\bOpType\b|\bID\b|-{10,}|Table\b", line)]
     _parse(lines)
+
+
+def test_a_physical_line_split_into_frames_counts_once_in_its_most_telling_class():
+    """tqdm frames glued by carriage returns are split into logical lines by `logscope.io`; the physical
+    line still counts once, as unparsed when any piece is unreadable (and that piece stays findable)."""
+    data = (
+        "I rknn building ...\n"
+        "I Loading :   0%|          | 0/58 [00:00<?, ?it/s]\rI Loading : 100%|#| 58/58 [00:00<00:00]\r"
+        "an unreadable piece\n"
+        "I Loading :   0%|          | 0/58 [00:00<?, ?it/s]\rI Loading : 100%|#| 58/58 [00:00<00:00]\n"
+        "I rknn building done.\n"
+    )
+    log = logscope.parse_text(decode_bytes(data.encode(), "<cr>"))
+    check_accounted(log, 4)
+    assert log.line_counts["unparsed"] == 1 and list(log.frames["unparsed"]["line"]) == [2]
+    assert log.line_counts["noise"] == 1 and log.line_counts["structural"] == 2

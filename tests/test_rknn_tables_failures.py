@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
@@ -163,6 +164,12 @@ FAILED_RUNS = {
         2,
     ),
     "rknn_run only": ("rknn_run fail! ret=-1\n", "run-failure", 1),
+    "init_runtime error": (
+        "W init_runtime: Flag perf_debug has been set, it will affect the performance of inference!\n"
+        "E init_runtime: RKNN model does not exist, please load & build model first!\n",
+        "init_runtime error",
+        2,
+    ),
     "connect": (
         "I target set by user is: rk3588\n"
         "E init_runtime: Connect to Device Failure (-1)\n"
@@ -270,3 +277,59 @@ def test_a_runtime_session_that_printed_results_is_done():
         .iloc[0]
         == "unknown"
     )
+
+
+def test_build_layer_row_with_empty_full_name_is_kept():
+    lines = (RKNN / "09-build-verbose-mobilenetv1-rv1106-tk2-1.5.2-simulator.log").read_text().splitlines()
+    header = next(i for i, line in enumerate(lines) if "OpType" in line and "FullName" in line)
+    rows = [i for i in range(header + 1, len(lines)) if re.match(r"D RKNN: \[[^\]]*\] \d+ ", lines[i])][:6]
+    before = parse("\n".join(lines) + "\n")
+    cut = list(lines)
+    name = cut[rows[3]].split()[-1]
+    cut[rows[3]] = cut[rows[3]][: cut[rows[3]].rindex(name)].rstrip()  # FullName cell left empty
+    after = parse("\n".join(cut) + "\n")
+    assert len(after.frames["layers"]) == len(before.frames["layers"])
+    row = after.frames["layers"].set_index("line").loc[rows[3] + 1]
+    assert pd.isna(row["full_name"])
+    assert row["rw_kb"] == before.frames["layers"].set_index("line").loc[rows[3] + 1]["rw_kb"]
+    assert after.line_counts["unparsed"] == before.line_counts["unparsed"]
+
+
+def test_a_prefixed_line_of_figures_outside_a_ranking_table_is_a_message():
+    log = parse("D RKNN: [19:41:05.496] Gather 4 0 0 59192 59192 33.70%\n")
+    assert len(log.frames["perf_ranking"]) == 0
+    assert list(log.frames["messages"]["message"]) == ["Gather 4 0 0 59192 59192 33.70%"]
+    bare = parse("Gather  4  0  0  59192  59192  33.70%\n")  # bare: identified by its shape, marked
+    assert bare.frames["perf_ranking"]["headerless"].tolist() == [True]
+
+
+def test_a_whole_log_pasted_with_collapsed_spaces_gives_the_same_rows():
+    """Every run of spaces collapsed to one (as a paste into an issue does): same rows, same values."""
+    for name in (
+        "09-build-verbose-mobilenetv1-rv1106-tk2-1.5.2-simulator.log",
+        "03-perf-detail-cpp-yolov8-1920-rk3588.log",
+        "11-eval-perf-memory-yolov5-rk3588-tk2-1.5.0-wrapped.log",
+    ):
+        text = (RKNN / name).read_text()
+        whole = parse(text)
+        pasted = parse("\n".join(re.sub(r"(?<=\S) {2,}", " ", line) for line in text.split("\n")))
+        for frame in ("layers", "perf", "perf_ranking", "tensors"):
+            a, b = whole.frames[frame], pasted.frames[frame]
+            assert a.astype(str).equals(b.astype(str)), (name, frame)
+        # (Outside tables a collapsed paste may read differently: `I     adjust_relu: [...]` without its
+        # indentation is a message, not a fusion; every line is still counted.)
+        assert whole.line_counts["total"] == pasted.line_counts["total"], name
+        assert whole.line_counts["unparsed"] == pasted.line_counts["unparsed"], name
+
+
+def test_a_row_cut_before_its_shapes_is_an_unparsed_row_of_its_table():
+    lines = (RKNN / "09-build-verbose-mobilenetv1-rv1106-tk2-1.5.2-simulator.log").read_text().splitlines()
+    header = next(i for i, line in enumerate(lines) if "OpType" in line and "FullName" in line)
+    row = next(i for i in range(header + 1, len(lines)) if re.match(r"D RKNN: \[[^\]]*\] 3 ", lines[i]))
+    cut = list(lines)
+    cut[row] = cut[row][: cut[row].index("(")]  # `D RKNN: [ts] 3    ConvClip  INT8  NPU    `
+    log = analyze_log(parse("\n".join(cut) + "\n"))
+    unparsed = log.frames["unparsed"].set_index("line")
+    assert unparsed.loc[row + 1, "reason"] == "row of the layer table that fits no row shape"
+    assert row + 1 not in set(log.frames["messages"]["line"])
+    assert any(f.code == "LOG001" and f.line == row + 1 for f in log.findings)

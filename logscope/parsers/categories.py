@@ -21,19 +21,20 @@ def _c(name: str, pattern: str, fatal: bool = False) -> Category:
 
 
 CATEGORIES: tuple[Category, ...] = (
-    # [34] [16] [35] [38]; tk2#193 title line.
+    # [34] [16] [35] [38]; `invalid tensor malloc size, tensor name: , target: CPU, size: 0` is the
+    # title line of the report [18] was copied from (the line itself is not in [18]).
     _c(
         "allocation-failure",
         r"failed to malloc npu memory|failed to allocate handle|Cannot allocate memory"
         r"|can not create weight memory|invalid tensor malloc size|RKNN_ERR_MALLOC_FAIL|out of memory"
-        r"|Memory allocation failed|exceeds limit",  # background note 002 (compact compiler summary)
+        r"|Memory allocation failed|exceeds limit",  # the compact compiler summary's wording
     ),
     _c("swiotlb-full", r"swiotlb buffer is full"),  # [16]
     _c("fd-exhaustion", r"Too many open files"),  # [35]
     _c(
         "compiler-memory-corruption", r"buffer overflow!!!|memory corruption|double free", fatal=True
     ),  # [26] [51]
-    _c("process-killed", r"^(?:Killed|已杀死)$", fatal=True),  # tk2#204
+    _c("process-killed", r"^(?:Killed|已杀死)$", fatal=True),  # [52]
     _c(
         "process-aborted",
         r"^Aborted|^Segmentation fault|^段错误|stack smashing|^terminate called",
@@ -45,10 +46,13 @@ CATEGORIES: tuple[Category, ...] = (
     _c("run-failure", r"failed to submit|rknn_run fail", fatal=True),
     _c("zero-size-tensor", r"invalid tensor reset size"),  # [32]
     _c("regtask-overflow", r"REGTASK: The bit width of field value exceeds the limit"),  # [08] [18]
-    _c("unknown-op-target", r"Unkown op target|Unknown op target"),  # [39] [41] (sic)
+    # `E RKNN: [08:30:31.518] Unkown op target: 0` (sic), non-fatal, usually in pairs [41].
+    _c("unknown-op-target", r"Unkown op target|Unknown op target"),
     _c("argb-config-failure", r"failed to config argb mode layer", fatal=True),  # [05]
     _c("quant-outliers", r"found outlier value"),  # [09] [44] [47]
-    _c("value-clamping", r"has been corrected to"),  # [39]
+    # tk2 2.x: `W build: For tensor [...], the value smaller than -3e+38 or greater than 3e+38 has been
+    # corrected to -10000 or 10000. Set opt_level to 2 or lower to disable this correction.`
+    _c("value-clamping", r"has been corrected to"),
     _c("dtype-change", r"default (?:input|output) dtype of .* is changed"),  # [09] [44]
     _c("hybrid-dtype", r"Meet hybrid type|need paramter qtype|need parameter qtype"),  # [09] [41]
     _c("activation-peak", r"(?i)activation memory peak exceeds|peak exceeds"),  # compact summary

@@ -6,9 +6,9 @@ line alone cannot carry:
 - which *build* a line belongs to. A file can hold several builds (encoder + decoder, a simulator run
   then a board run). Builds are segmented on toolkit lines only (banner, `rknn building ...`, compiler
   invocation, memory tables repeated), never on the example scripts' `--> Building model` prints,
-  because stdout and stderr interleave (rknn-log-formats §10.1);
+  because stdout and stderr interleave (the script's prints land before or after the toolkit's lines);
 - which *table* a row belongs to (layer, feature or const tensor, outlier), from the last header or
-  title seen; rows without a header (issue excerpts) are placed by their own shape;
+  title seen; rows without a header (excerpts) are placed by their own shape;
 - the *open message*: indented lines continue the previous multi-line W/E message or traceback.
 
 Noise lines (known, content-free compiler chatter and tqdm bars) are counted, never stored, so memory

@@ -84,6 +84,8 @@ class RknnAssembler(ToolkitLogger):
             self.open_message = None
             return
         if kind in _MESSAGE_KINDS:
+            if kind == "NATIVE_MSG" and self._unfit_row(line, number):
+                return
             self._message(kind, fields, line, number)
             return
         handler = self.handlers.get(kind)

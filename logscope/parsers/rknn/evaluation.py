@@ -114,8 +114,8 @@ class Evaluation(Messages):
         behind the `D RKNN:` prefix a line of figures outside the table is a message)."""
         layout = self.ranking_layout if self.table == "ranking" else None
         if layout is None:
-            if f.get("level"):
-                self._message("NATIVE_MSG", f, line, number)
+            if f.get("level"):  # the message is what follows the logger prefix
+                self._message("NATIVE_MSG", f, line[_body_start(line) :], number)
                 return
             layout = identify_ranking(line.strip())
             if layout is None:

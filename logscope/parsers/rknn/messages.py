@@ -10,6 +10,10 @@ from logscope.parsers.grammar import Fields
 from logscope.parsers.rknn.runtime import Runtime
 from logscope.parsers.rknn.state import _MAX_MESSAGE_CHARS
 
+# Toolkit steps whose `E <func>:` errors end the build or session: nothing after them can have run.
+_FATAL_FUNCS = frozenset(
+    {"build", "export_rknn", "load_onnx", "load_pytorch", "load_tflite", "init_runtime", "inference"}
+)
 _TRACEBACK_HEAD = "Traceback (most recent call last):"
 # The line that ends a traceback: an exception class (a name ending in Error/Exception/Interrupt, or
 # any dotted class such as onnxruntime's `...onnxruntime_pybind11_state.InvalidArgument`) and its message.
@@ -54,9 +58,7 @@ class Messages(Runtime):
         if self._traceback_line(kind, func, text, number):
             return
         category = classify_message(text if func is None else f"{func}: {text}")
-        fatal = bool(category and category.fatal) or (
-            level == "E" and func in ("build", "export_rknn", "load_onnx", "load_pytorch", "load_tflite")
-        )
+        fatal = bool(category and category.fatal) or (level == "E" and func in _FATAL_FUNCS)
         build = self._current(number)
         if fatal and build.fatal is None and build.done_line is None:
             build.fatal = (category.name if category else f"{func} error", number)
@@ -115,7 +117,7 @@ class Messages(Runtime):
         row["end_line"] = number
 
     def _traceback_frame(self, f: Fields, line: str, number: int) -> None:
-        """A frame continues the open traceback; issue excerpts often start mid-traceback."""
+        """A frame continues the open traceback; excerpts often start mid-traceback."""
         if self.open_message is None:
             self._message("TRACEBACK_HEAD", Fields(), line, number)
             self.open_message["message"] += "\n" + line.strip()  # type: ignore[index]

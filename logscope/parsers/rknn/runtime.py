@@ -9,7 +9,8 @@ from logscope.parsers.grammar import Fields
 from logscope.parsers.rknn.state import RknnState, _Build
 from logscope.parsers.rknn.values import _float_or_none, _int_or_none
 
-# Failed runtime allocations: what was asked for and why it failed (rknn-log-formats §4).
+# Failed runtime allocations: what was asked for and why it failed (`failed to malloc npu memory!, size:
+# 59187712, flags: 0x2` [34], `failed to allocate handle, ret: -1, errno: 12` [35]).
 _FAILED_ALLOC = re.compile(
     r"failed to (?P<what>malloc npu memory|allocate handle)!?,?"
     r"(?:.*?size: (?P<size>\d+))?(?:.*?flags: (?P<flags>0x[0-9a-fA-F]+))?(?:.*?errno: (?P<errno>\d+))?"

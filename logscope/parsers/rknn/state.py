@@ -7,6 +7,7 @@ before it (a build-table header row routes eval_perf rows to `evaluation`). `ass
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,7 +15,7 @@ from logscope.frames import SCHEMAS
 from logscope.io import LogSource
 from logscope.parsers.base import BaseAssembler, Boundary
 from logscope.parsers.grammar import Fields
-from logscope.parsers.rknn.layer_cells import _parse_layer_tail, identify_tail, read_tail
+from logscope.parsers.rknn.layer_cells import _body_start, _parse_layer_tail, identify_tail, read_tail
 from logscope.parsers.table import Layout
 
 # Counted only: lines whose content is fully known and carries nothing logscope reports.
@@ -156,6 +157,9 @@ class _Build:
         )
 
 
+# Tables whose rows start with a numeric id; `_ROW_START` is that start (`12   Conv ...`).
+_ROW_TABLES = frozenset({"layer", "perf", "feature", "const"})
+_ROW_START = re.compile(r"\d+ +\S")
 _COMPILED = frozenset({"compile_output"})
 _SESSION_DONE = frozenset({"compile_output", "eval_memory", "perf_totals"})
 # Which lines start a new build or session, and when. A file holds several: encoder and decoder builds,
@@ -272,7 +276,17 @@ class RknnState(BaseAssembler[_Build]):
         self.open_message = None
         if self._continues_line(line, number):
             return
+        if self._unfit_row(line, number):
+            return
         self._unparsed(number, line, "unrecognised line")
+
+    def _unfit_row(self, line: str, number: int) -> bool:
+        """A line inside a layer, perf or tensor table that starts like a row (an id, then a cell) but
+        fits no row shape (cut short, a cell lost): an unparsed row of that table, not a message."""
+        if self.table not in _ROW_TABLES or _ROW_START.match(line, _body_start(line)) is None:
+            return False
+        self._unparsed(number, line, f"row of the {self.table} table that fits no row shape")
+        return True
 
     def _noise_context(self, kind: str, fields: Fields, number: int) -> None:
         """Noise lines still move table context: titles, rules and headers open or close tables."""
