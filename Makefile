@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_LOG := fixtures/rknn/09-build-verbose-mobilenetv1-rv1106-tk2-1.5.2-simulator.log
 
-.PHONY: demo test lint bench golden golden-findings rules-doc docs check-html clean
+.PHONY: demo test lint bench golden golden-findings rules-doc docs check-html clean corpus
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -60,6 +60,14 @@ check-html: $(STAMP)
 	$(CHROMIUM) --headless=new --no-sandbox --disable-gpu --hide-scrollbars --window-size=1200,7000 \
 		--screenshot=$(abspath $(CHECK_HTML))/report.png file://$(abspath $(CHECK_HTML))/report.html 2>/dev/null
 	@echo "look at $(CHECK_HTML)/report.png"
+
+# The RKNN compiler corpus (fixtures/rknn-compiler/): installs rknn-toolkit2 2.5.0 and 2.3.2 with a
+# shared torch into git-ignored folders under tools/corpus/ (about 6 GB), then builds every model x
+# target x dtype with each version. Run by hand; `make test` only reads what it wrote.
+CORPUS_TOOLKITS ?= 2.5.0 2.3.2
+corpus:
+	$(PYTHON) tools/corpus/rknn.py setup $(foreach v,$(CORPUS_TOOLKITS),--toolkit $(v))
+	tools/corpus/.venv-base/bin/python tools/corpus/rknn.py build $(foreach v,$(CORPUS_TOOLKITS),--toolkit $(v))
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
