@@ -45,10 +45,17 @@ class ReferenceOptions:
     quirks: frozenset[str] = frozenset()
     input_slot: bool = True
     limits: LoadLimits = field(default_factory=LoadLimits)
+    learned: bool = True  # RKNN tensor sizes from the target's learned profile (reference/rknn_profiles.py)
+    toolkit: str | None = None  # rknn-toolkit2 version the profile is for (None: the newest)
 
     def rknn(self) -> RknnOptions:
         return RknnOptions(
-            target=check_target(self.target), dtype=self.dtype, input_slot=self.input_slot, quirks=self.quirks
+            target=check_target(self.target),
+            dtype=self.dtype,
+            input_slot=self.input_slot,
+            quirks=self.quirks,
+            learned=self.learned,
+            toolkit=self.toolkit,
         )
 
 
