@@ -83,6 +83,9 @@ _NOISE = frozenset(
         "TABLE_TITLE",
         "OUTLIER_HEADER",
         "MIN_CONST_HEADER",
+        "ACCURACY_NOTE",
+        "ACCURACY_HEADER",
+        "ACCURACY_SUBHEADER",
     }
 )
 # Noise that moves no context (titles, headers, rules and phase lines do): the parse loop counts these.
@@ -90,6 +93,7 @@ _QUIET_NOISE = _NOISE - {
     "TABLE_TITLE",
     "OUTLIER_HEADER",
     "MIN_CONST_HEADER",
+    "ACCURACY_HEADER",
     "INVOKED",
     "OPT_STEP",
     "TABLE_RULE",
@@ -132,6 +136,18 @@ _ROW_COLUMNS = {name: tuple(SCHEMAS[name]) for name in ("tensors", "layers")}
 _FAILED_ALLOC = re.compile(
     r"failed to (?P<what>malloc npu memory|allocate handle)!?,?"
     r"(?:.*?size: (?P<size>\d+))?(?:.*?flags: (?P<flags>0x[0-9a-fA-F]+))?(?:.*?errno: (?P<errno>\d+))?"
+)
+# accuracy_analysis cells: `cos | euc` pairs, simulator entire / single, then runtime entire / single.
+_ACCURACY_PAIR = re.compile(r"(-?\d+(?:\.\d+)?) \| (-?\d+(?:\.\d+)?)")
+_ACCURACY_COLUMNS = (
+    "entire_cos",
+    "entire_euc",
+    "single_cos",
+    "single_euc",
+    "runtime_entire_cos",
+    "runtime_entire_euc",
+    "runtime_single_cos",
+    "runtime_single_euc",
 )
 _MAX_MESSAGE_CHARS = 4000
 _MAX_UNPARSED_CHARS = 500
@@ -271,6 +287,7 @@ class _Assembler:
                 "passes",
                 "progress",
                 "outliers",
+                "accuracy",
                 "unparsed",
                 "perf",
                 "perf_ranking",
@@ -282,6 +299,7 @@ class _Assembler:
         self.table: str | None = None  # "layer" | "feature" | "const" | "min_const" | "outlier"
         self.layer_columns: tuple[str, ...] | None = None
         self.pending_title: str | None = None
+        self.pending_settings: dict[str, str] | None = None  # 2.5.0's toolkit options line
         self.fuse_section: str | None = None
         self.open_message: dict[str, Any] | None = None
         self.open_fusion: dict[str, Any] | None = None
@@ -306,7 +324,9 @@ class _Assembler:
             "PROGRESS": self._progress,
             "WARN_SUMMARY": self._warn_summary,
             "OUTLIER_ROW": self._outlier_row,
+            "ACCURACY_ROW": self._accuracy_row,
             "CONFIG_LINE": self._config,
+            "TOOLKIT_SETTINGS": self._toolkit_settings,
             "COMPILER_VERSION": self._compiler,
             "PASS_MARK": self._pass_mark,
             "LAYER_HEADER": self._layer_header,
@@ -390,6 +410,8 @@ class _Assembler:
             self.table = "outlier"
         elif kind == "MIN_CONST_HEADER":
             self.table = "min_const"
+        elif kind == "ACCURACY_HEADER":
+            self.table = "accuracy"
         elif kind == "INVOKED":
             build = self._current(number)
             if build.invoked_line is not None or build.has_compile_output:
@@ -400,7 +422,7 @@ class _Assembler:
         if (
             kind != "TABLE_RULE"
             and kind != "TABLE_TITLE"
-            and kind not in ("OUTLIER_HEADER", "MIN_CONST_HEADER")
+            and kind not in ("OUTLIER_HEADER", "MIN_CONST_HEADER", "ACCURACY_HEADER")
         ):
             self.open_message = None
 
@@ -461,7 +483,18 @@ class _Assembler:
             self._unparsed(number, line, "malformed compiler settings")
             return
         self._structural()
-        build.settings = settings
+        build.settings = (self.pending_settings or {}) | settings
+        self.pending_settings = None
+
+    def _toolkit_settings(self, f: Fields, line: str, number: int) -> None:
+        """2.5.0's unprefixed options line; kept until the compiler's own settings line of the build,
+        whose values it joins (the compiler's win where both name a key)."""
+        settings = _parse_settings(line.strip())
+        if settings is None:
+            self._unparsed(number, line, "malformed toolkit settings")
+            return
+        self._structural()
+        self.pending_settings = settings
 
     def _compiler(self, f: Fields, line: str, number: int) -> None:
         self._structural()
@@ -613,6 +646,25 @@ class _Assembler:
         else:
             self.rows["progress"].append(row)
             self.last_progress = row
+
+    def _accuracy_row(self, f: Fields, line: str, number: int) -> None:
+        if self.table != "accuracy":
+            self._other(f, line, number)
+            return
+        values = [float(v) for v in _ACCURACY_PAIR.findall(f.get("values") or "") for v in v]
+        if f.get("values") and len(values) not in (4, 8):
+            self._unparsed(number, line, "accuracy row with an unexpected number of values")
+            return
+        self._structural()
+        row: dict[str, Any] = {
+            "build_index": self._current(number).index,
+            "op_type": f["op_type"],
+            "layer_name": f["name"],
+            "line": number,
+        }
+        # A fused member (`[Conv] Conv3_o0` before its `[Relu]`) prints no values: its cells stay NA.
+        row.update(zip(_ACCURACY_COLUMNS, values, strict=False))
+        self.rows["accuracy"].append(row)
 
     def _outlier_row(self, f: Fields, line: str, number: int) -> None:
         if self.table != "outlier":
@@ -1349,6 +1401,11 @@ def _parse_layer_tail(tail: str, header: tuple[str, ...] | None) -> tuple[Any, .
     tokens = tail.split()
     if not tokens:
         return _EMPTY_TAIL
+    if header is not None and len(tokens) == len(header):
+        # An empty FullName cell: 2.3/2.5 name no layer for the compiler-added input conversion conv
+        # (`1    Conv    INT8    NPU    (1,3,38,38),(3,3,1,1),(3)    (1,3,38,38)    3687/5824/5824    4`).
+        values = _tail_converter(_tail_plan(header))([*tokens, ""])
+        return values[:_FULL_NAME] + (None,) + values[_FULL_NAME + 1 :]
     count = len(tokens) - 1
     columns = header
     if columns is None or len(columns) != count:
