@@ -252,6 +252,7 @@ def compiler_rewrites(
     """
     out: list[FusedStep] = []
     added: dict[str, tuple[tuple[int, ...], str]] = {}
+    steps = _fuse_swish(graph, steps)
 
     def add(step: FusedStep, name: str, source: str, shape: tuple[int, ...], kind: str) -> None:
         added[name] = (shape, kind)
@@ -277,6 +278,42 @@ def compiler_rewrites(
                 s = replace(s, inputs=(current, *s.inputs[1:]))
         out.append(replace(s, index=len(out)))
     return out, added
+
+
+def _fuse_swish(graph: RefGraph, steps: list[FusedStep]) -> list[FusedStep]:
+    """Conv -> Sigmoid -> Mul(conv, sigmoid) (SiLU) runs as one conv op: the compiler keeps no buffer for
+    the conv output or the sigmoid (yolo_320: the SiLU outputs are the only feature rows, sized as conv
+    outputs, `Mul5_o0` (1,16,160,160) stored as 32 channels on rk3588)."""
+    readers: dict[str, list[int]] = {}
+    for s in steps:
+        for n in s.inputs:
+            readers.setdefault(n, []).append(s.index)
+    producer = {o: s.index for s in steps for o in s.outputs}
+    merged: dict[int, FusedStep] = {}
+    dropped: set[int] = set()
+    for s in steps:
+        op = graph.ops[s.ops[-1]]
+        if op.op_type != "Mul" or len(s.inputs) != 2 or len(s.ops) != 1:
+            continue
+        a, b = s.inputs
+        for x, sig in ((a, b), (b, a)):
+            j, k = producer.get(x), producer.get(sig)
+            if j is None or k is None or j in dropped or k in dropped:
+                continue
+            conv, sigmoid = steps[j], steps[k]
+            if (
+                graph.ops[sigmoid.ops[-1]].op_type == "Sigmoid"
+                and sigmoid.inputs == (x,)
+                and any(graph.ops[i].op_type in _CONV_OPS for i in conv.ops)
+                and sorted(readers.get(x, [])) == sorted({k, s.index})
+                and readers.get(sig, []) == [s.index]
+            ):
+                merged[s.index] = FusedStep(
+                    s.index, conv.ops + sigmoid.ops + s.ops, conv.name, f"{conv.op_type}Swish", conv.inputs, s.outputs
+                )
+                dropped.update({j, k})
+                break
+    return [merged.get(s.index, s) for s in steps if s.index not in dropped]
 
 
 def _synthetic_tensor(
@@ -348,10 +385,14 @@ def emulate_rknn(graph: RefGraph, chains: Sequence[FusionChain], options: RknnOp
             shape = t.shape
             native = (shape[0], 1, shape[2], shape[3], shape[1]) if shape and len(shape) == 4 else shape
             profile = options.profile
-            if profile is not None and shape and len(shape) == 4 and shape[1] <= 4:
+            if profile is not None and shape and len(shape) == 4:
                 n, c, h, w = shape
                 elt = _element_bytes(t, options)
-                size = n * c * h * align_up(w, max(profile.input_width_bytes // elt, 1)) * elt
+                if c <= 4:  # unpadded channels, padded width (chain_75: 75 x 80 x 3)
+                    size = n * c * h * align_up(w, max(profile.input_width_bytes // elt, 1)) * elt
+                else:  # NC1HWC2 like any tensor (multi_io: (1,8,32,32) takes 16 x 1024 B)
+                    native, count = native_layout(shape, options.c2, hw_align=profile.plane_align)
+                    size = count * elt
             tensors.append(
                 RknnTensor(name, shape, native, size, size, None, 0, max(readers.get(name, [0])), True)
             )

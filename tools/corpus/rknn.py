@@ -170,6 +170,60 @@ def worker(jobs_file: Path) -> None:
 # --- the orchestrator -------------------------------------------------------------------------------
 
 
+_TABLES = {
+    "Network Layer Information Table": "layers",
+    "Feature Tensor Information Table": "feature_tensors",
+    "Const Tensor Information Table": "const_tensors",
+}
+_NATIVE = re.compile(r"^[DIWE] RKNN: (?:\[[\d:.]+\] )?(?P<body>.*)$")
+_LAYER_ROW = re.compile(r"^\d+ +\S+ +[A-Z][A-Z0-9]* +[A-Z]{2,4} ")
+_FUSION = re.compile(r"^[DI] {5}[A-Za-z_]\w*: (?:remove node|add node|\[)")
+_ACCURACY = re.compile(r"^\[[A-Za-z][\w.]*\] \S+")
+
+
+def _counts(text: str) -> dict[str, Any]:
+    """What a reader must find in a log, counted here with plain regexes (independent of logscope):
+    rows of the three compiler tables, fuse_ops/quant_optimizer result lines, accuracy-table rows, and
+    whether the toolkit printed `rknn building done.`."""
+    counts = {"layers": 0, "feature_tensors": 0, "const_tensors": 0, "fusion_results": 0, "accuracy_rows": 0}
+    table = None
+    accuracy = False
+    for line in text.splitlines():
+        m = _NATIVE.match(line)
+        if m:
+            body = m.group("body").strip()
+            title = _TABLES.get(body)
+            if title:
+                table = title
+            elif table == "layers" and _LAYER_ROW.match(body):
+                counts["layers"] += 1
+            elif table in ("feature_tensors", "const_tensors") and "| 0x" in body and body[:1].isdigit():
+                counts[table] += 1
+            continue
+        if _FUSION.match(line):
+            counts["fusion_results"] += 1
+        elif line.startswith("layer_name "):
+            accuracy = True
+        elif accuracy and _ACCURACY.match(line) and not line.startswith(MARK):
+            counts["accuracy_rows"] += 1
+    counts["status"] = "done" if "I rknn building done." in text else "failed"
+    return counts
+
+
+def refresh(out: Path = OUT) -> None:
+    """Recompute the log-derived manifest fields (totals, counts, lines) from the committed logs."""
+    path = out / "manifest.json"
+    data = json.loads(path.read_text())
+    for b in data["builds"]:
+        with gzip.open(out / b["log"], "rt", errors="replace") as fh:
+            text = fh.read()
+        b["totals"] = _totals(text)
+        b["counts"] = _counts(text)
+        b["lines"] = text.count("\n")
+    path.write_text(json.dumps(data, indent=1) + "\n")
+    print(f"manifest: {len(data['builds'])} builds refreshed", flush=True)
+
+
 def _totals(text: str) -> dict[str, Any]:
     """The compiler's printed totals: the text as printed and its value in bytes (rounded to the byte
     for a KiB figure, whose three decimals do not always resolve single bytes)."""
@@ -319,6 +373,7 @@ def build(versions: list[str], models: list[str] | None, targets: list[str] | No
                     "return_code": next((v for v in steps.values() if v != 0), 0),
                     "built": steps.get("build") == 0,
                     "totals": _totals(text),
+                    "counts": _counts(text),
                     "lines": text.count("\n"),
                     "cpu_s": r["cpu_s"],
                 }
@@ -348,6 +403,7 @@ def main(argv: list[str] | None = None) -> None:
     b.add_argument("--model", action="append")
     b.add_argument("--target", action="append")
     b.add_argument("--dtype", action="append", choices=DTYPES)
+    sub.add_parser("manifest", help="recompute the log-derived manifest fields from the committed logs")
     w = sub.add_parser("worker")
     w.add_argument("jobs", type=Path)
     args = p.parse_args(argv)
@@ -355,6 +411,8 @@ def main(argv: list[str] | None = None) -> None:
         setup(args.toolkit or list(VERSIONS))
     elif args.cmd == "build":
         build(args.toolkit or ["2.5.0", "2.3.2"], args.model, args.target, args.dtype or list(DTYPES))
+    elif args.cmd == "manifest":
+        refresh()
     else:
         worker(args.jobs)
 
