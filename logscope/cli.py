@@ -156,7 +156,10 @@ def _input_shapes(values: list[str] | None) -> dict[str | None, tuple[int, ...]]
 def reference_command(
     model: Path = typer.Argument(..., help="An ONNX model (.onnx)."),
     output_format: TextOrJson = typer.Option(TextOrJson.text, "--format", "-f", help="text or json."),
-    target: str = typer.Option("rk3588", "--target", help="RKNN platform: rk3588, rv1106, rk3566..."),
+    target: str = typer.Option("rk3588", "--target", help="RKNN platform: rk3588, rk3576, rv1106, rk3566..."),
+    toolkit: str | None = typer.Option(
+        None, "--toolkit", help="rknn-toolkit2 version the sizes are learned for (default: the newest)."
+    ),
     dtype: str = typer.Option("int8", "--dtype", help="Deployment dtype: int8 (int32 bias), fp16 or fp32."),
     input_shape: list[str] | None = typer.Option(
         None, "--input-shape", help="NAME=1x3x640x640 for dynamic or changed input dims (repeatable)."
@@ -187,6 +190,7 @@ def reference_command(
             in_place=in_place,
             alignment=alignment,
             quirks=frozenset(quirk or ()),
+            toolkit=toolkit,
         )
         result = analyze_model(model, options)
     except LogscopeError as exc:
@@ -209,6 +213,7 @@ def check_command(
     log_file: Path = typer.Argument(..., help="An RKNN build or runtime log."),
     onnx_model: Path = typer.Option(..., "--onnx", help="The ONNX model the log was built from."),
     target: str | None = typer.Option(None, "--target", help="RKNN platform (default: the log's)."),
+    toolkit: str | None = typer.Option(None, "--toolkit", help="rknn-toolkit2 version (default: the log's)."),
     dtype: str | None = typer.Option(None, "--dtype", help="int8, fp16 or fp32 (default: the log's)."),
     input_shape: list[str] | None = typer.Option(None, "--input-shape", help="NAME=1x3x640x640 (repeat)."),
     quirk: list[str] | None = typer.Option(None, "--quirk", help="RKNN padding quirk (docs/reference.md)."),
@@ -258,6 +263,7 @@ def check_command(
             input_shapes=_input_shapes(input_shape),
             quirks=frozenset(quirk or ()),
             build_index=build,
+            toolkit=toolkit,
         )
         result.attach_to(log)
         analyze_log(log, config)

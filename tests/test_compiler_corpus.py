@@ -45,7 +45,11 @@ def test_the_corpus_is_committed_and_small():
 
 def test_every_log_parses_with_nothing_unparsed_but_the_script_lines(parsed):
     leftovers = {
-        bid: [(int(r.line), str(r.text)) for r in log.frames["unparsed"].itertuples() if not str(r.text).startswith("[corpus]")]
+        bid: [
+            (int(r.line), str(r.text))
+            for r in log.frames["unparsed"].itertuples()
+            if not str(r.text).startswith("[corpus]")
+        ]
         for bid, log in parsed.items()
     }
     assert {bid: rows for bid, rows in leftovers.items() if rows} == {}
@@ -84,7 +88,7 @@ def test_counts_status_and_totals_equal_the_manifest(parsed):
 
 
 def test_the_printed_internal_total_is_the_feature_table_span(parsed):
-    """The printed KiB total (up to four decimals) agrees with the table's byte-exact span at that precision."""
+    """The printed KiB total (up to four decimals) equals the table's byte-exact span at that precision."""
     for b in BUILDS:
         if not b["built"]:
             continue

@@ -86,7 +86,9 @@ def test_29_as_rv1106_reports_the_pool(models):
     # 7x7 planes are already padded to 52 by the rv1106 profile: only the depthwise padding is suggested
     assert "--quirk dw32-as-64 the emulation reproduces it to the byte" in out
 
-    result = check(SRAM_LOG, "--onnx", models["mobilenet_v1"], *rv1106, "--select", "REF", "--fail-on", "warning")
+    result = check(
+        SRAM_LOG, "--onnx", models["mobilenet_v1"], *rv1106, "--select", "REF", "--fail-on", "warning"
+    )
     assert result.exit_code == 1
 
     result = check(SRAM_LOG, "--onnx", models["mobilenet_v1"], *rv1106, "--select", "REF", "--format", "json")
@@ -157,7 +159,9 @@ def test_config_file_severity_and_options(tmp_path, models):
         'select = ["REF"]\n[rules.REF001]\nmax_emulation_ratio = 1.3\nmax_greedy_ratio = 2.0\n',
         encoding="utf-8",
     )
-    result = check(SRAM_LOG, "--onnx", models["mobilenet_v1"], *rv1106, "--config", str(config), "--fail-on", "info")
+    result = check(
+        SRAM_LOG, "--onnx", models["mobilenet_v1"], *rv1106, "--config", str(config), "--fail-on", "info"
+    )
     assert result.exit_code == 0, result.output
 
     config.write_text("[rules.REF001]\nmax_ratio = 2\n", encoding="utf-8")

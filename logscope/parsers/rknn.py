@@ -1405,7 +1405,7 @@ def _parse_layer_tail(tail: str, header: tuple[str, ...] | None) -> tuple[Any, .
         # An empty FullName cell: 2.3/2.5 name no layer for the compiler-added input conversion conv
         # (`1    Conv    INT8    NPU    (1,3,38,38),(3,3,1,1),(3)    (1,3,38,38)    3687/5824/5824    4`).
         values = _tail_converter(_tail_plan(header))([*tokens, ""])
-        return values[:_FULL_NAME] + (None,) + values[_FULL_NAME + 1 :]
+        return (*values[:_FULL_NAME], None, *values[_FULL_NAME + 1 :])
     count = len(tokens) - 1
     columns = header
     if columns is None or len(columns) != count:

@@ -19,7 +19,6 @@ from logscope.model import ParsedLog
 from logscope.reference.analyzer import ReferenceResult, shape_text
 from logscope.reference.costs import element_bytes, is_bias
 from logscope.reference.frames import build_reference_frame, frame_records, opt_int
-from logscope.reference.rknn_profiles import LEARNED_FROM, profile_applies
 from logscope.reference.rknn import (
     C2_TABLE,
     QUIRKS,
@@ -30,6 +29,7 @@ from logscope.reference.rknn import (
     parse_shape,
     replay_log,
 )
+from logscope.reference.rknn_profiles import LEARNED_FROM, profile_applies
 
 SCHEMA_VERSION = 1
 IO_OPERATORS = ("InputOperator", "OutputOperator")
@@ -720,6 +720,7 @@ def check_log_against_model(
     input_shapes: dict[str | None, tuple[int, ...]] | None = None,
     quirks: frozenset[str] = frozenset(),
     build_index: int | None = None,
+    toolkit: str | None = None,
 ) -> CheckResult:
     """Analyse `model` with the log's target and dtype (unless given) and cross-check the two.
 
@@ -742,7 +743,7 @@ def check_log_against_model(
         found = log_dtype(log, b)
         dtype = found or "int8"
         notes.append(f"dtype {dtype} " + ("from the log's feature tensors" if found else "assumed (--dtype)"))
-    toolkit = log_toolkit(log, b)
+    toolkit = toolkit or log_toolkit(log, b)
     if toolkit is not None and not profile_applies(toolkit):
         notes.append(
             f"toolkit {toolkit}: older than the learned size profiles ({', '.join(LEARNED_FROM)}); "
@@ -781,7 +782,9 @@ def reproducing_targets(log: ParsedLog, build_index: int | None, ref: ReferenceR
                 hits.append(target)
     if not hits:
         return f"no target's learned profile reproduces the logged {logged:,} B ({opts.dtype})"
-    return f"targets whose learned profile reproduces the logged {logged:,} B ({opts.dtype}): {', '.join(hits)}"
+    return (
+        f"targets whose learned profile reproduces the logged {logged:,} B ({opts.dtype}): {', '.join(hits)}"
+    )
 
 
 def rknn_dtype_known(target: str, dtype: str) -> bool:

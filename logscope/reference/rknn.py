@@ -309,7 +309,12 @@ def _fuse_swish(graph: RefGraph, steps: list[FusedStep]) -> list[FusedStep]:
                 and readers.get(sig, []) == [s.index]
             ):
                 merged[s.index] = FusedStep(
-                    s.index, conv.ops + sigmoid.ops + s.ops, conv.name, f"{conv.op_type}Swish", conv.inputs, s.outputs
+                    s.index,
+                    conv.ops + sigmoid.ops + s.ops,
+                    conv.name,
+                    f"{conv.op_type}Swish",
+                    conv.inputs,
+                    s.outputs,
                 )
                 dropped.update({j, k})
                 break
@@ -333,7 +338,9 @@ def _synthetic_tensor(
     count = shape[0] * channels * _plane(shape, profile.plane_align)
     native = (shape[0], channels // c2, shape[2], shape[3], c2)
     last = max(readers.get(name, [step.index]))
-    return RknnTensor(name, shape, native, count * elt, math.prod(shape) * elt, "compiler-added", step.index, last, False)
+    return RknnTensor(
+        name, shape, native, count * elt, math.prod(shape) * elt, "compiler-added", step.index, last, False
+    )
 
 
 def _channel_block(graph: RefGraph, step: FusedStep, profile: SizeProfile, elt: int, c2: int) -> int:
@@ -386,10 +393,11 @@ def emulate_rknn(graph: RefGraph, chains: Sequence[FusionChain], options: RknnOp
             native = (shape[0], 1, shape[2], shape[3], shape[1]) if shape and len(shape) == 4 else shape
             profile = options.profile
             if profile is not None and shape and len(shape) == 4:
-                n, c, h, w = shape
+                batch, channels, height, width = shape
                 elt = _element_bytes(t, options)
-                if c <= 4:  # unpadded channels, padded width (chain_75: 75 x 80 x 3)
-                    size = n * c * h * align_up(w, max(profile.input_width_bytes // elt, 1)) * elt
+                if channels <= 4:  # unpadded channels, padded width (chain_75: 75 x 80 x 3)
+                    row = align_up(width, max(profile.input_width_bytes // elt, 1))
+                    size = batch * channels * height * row * elt
                 else:  # NC1HWC2 like any tensor (multi_io: (1,8,32,32) takes 16 x 1024 B)
                     native, count = native_layout(shape, options.c2, hw_align=profile.plane_align)
                     size = count * elt
@@ -421,7 +429,9 @@ def emulate_rknn(graph: RefGraph, chains: Sequence[FusionChain], options: RknnOp
                     t.shape, c2, c1_override=c1, hw_align=max(hw_align, profile.plane_align)
                 )
                 if c1 is None:  # a block that is not a multiple of C2 (never seen): plain rounding
-                    count = t.shape[0] * -(-t.shape[1] // block) * block * _plane(t.shape, profile.plane_align)
+                    count = (
+                        t.shape[0] * -(-t.shape[1] // block) * block * _plane(t.shape, profile.plane_align)
+                    )
             else:
                 native, count = native_layout(t.shape, c2, c1_override=c1, hw_align=hw_align)
             if (

@@ -88,8 +88,11 @@ _RV1106B = SizeProfile(
     conv_bytes=8,
     dw_bytes=8,
     plane_align=4,
-    input_width_bytes=8,
-    evidence="dw_odd, chain_75: every conv and depthwise output rounded to the 8-channel block only",
+    input_width_bytes=16,
+    evidence=(
+        "dw_odd, chain_75: every conv and depthwise output rounded to the 8-channel block only (dw_odd's "
+        "200-channel 5x5 depthwise output: 5,600 B = 200 x 28); input (1,3,38,38) 5,472 B = 38 x 48 x 3"
+    ),
 )
 
 #: Per target. rk3576 and rv1126b share RK3588's alignments, rk3562/rv1103 RV1106's, rk3568 RK3566's,

@@ -71,13 +71,23 @@ def setup(versions: list[str]) -> None:
         subprocess.run([sys.executable, "-m", "venv", str(BASE)], check=True)
         subprocess.run([str(venv_python()), "-m", "pip", "install", "-q", "--upgrade", "pip"], check=True)
     subprocess.run(
-        [str(venv_python()), "-m", "pip", "install", "-q", "-r", str(HERE / "requirements-base.txt")], check=True
+        [str(venv_python()), "-m", "pip", "install", "-q", "-r", str(HERE / "requirements-base.txt")],
+        check=True,
     )
     for v in versions:
         subprocess.run(
             [
-                str(venv_python()), "-m", "pip", "install", "-q", "--no-deps", "--upgrade",
-                "--target", str(tk_dir(v)), "-r", str(HERE / f"requirements-{v}.txt"),
+                str(venv_python()),
+                "-m",
+                "pip",
+                "install",
+                "-q",
+                "--no-deps",
+                "--upgrade",
+                "--target",
+                str(tk_dir(v)),
+                "-r",
+                str(HERE / f"requirements-{v}.txt"),
             ],
             check=True,
         )
@@ -120,7 +130,10 @@ def _step(name: str, fn: Any, *args: Any, **kwargs: Any) -> int:
     try:
         ret = fn(*args, **kwargs)
     except Exception as exc:  # the toolkit raises on some refusals; the log keeps its own message
-        print(f"{MARK} {name} raised {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}", flush=True)
+        print(
+            f"{MARK} {name} raised {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
+            flush=True,
+        )
         return -2
     code = int(ret) if isinstance(ret, int) else 0
     print(f"{MARK} {name} ret={code}", flush=True)
@@ -305,7 +318,9 @@ def _run_jobs(version: str, jobs: list[dict[str, Any]], work: Path) -> dict[str,
     return results
 
 
-def build(versions: list[str], models: list[str] | None, targets: list[str] | None, dtypes: list[str]) -> None:
+def build(
+    versions: list[str], models: list[str] | None, targets: list[str] | None, dtypes: list[str]
+) -> None:
     sys.path.insert(0, str(HERE))
     import rknn_models
 
@@ -339,7 +354,9 @@ def build(versions: list[str], models: list[str] | None, targets: list[str] | No
                                 "dtype": dtype,
                                 "dataset": info[name]["dataset"],
                                 "samples": info[name]["samples"],
-                                "accuracy": dtype == "int8" and target == "rk3588" and name in ACCURACY_MODELS,
+                                "accuracy": dtype == "int8"
+                                and target == "rk3588"
+                                and name in ACCURACY_MODELS,
                                 "snapshot": str(work / f"snapshot-{version}-{name}"),
                                 "log": str(log),
                                 "name": name,
@@ -366,8 +383,11 @@ def build(versions: list[str], models: list[str] | None, targets: list[str] | No
                     "target": job["target"],
                     "toolkit": version,
                     "dtype": job["dtype"],
-                    "config": {"target_platform": job["target"], "do_quantization": job["dtype"] == "int8",
-                               "dataset": "one random sample" if job["dtype"] == "int8" else None},
+                    "config": {
+                        "target_platform": job["target"],
+                        "do_quantization": job["dtype"] == "int8",
+                        "dataset": "one random sample" if job["dtype"] == "int8" else None,
+                    },
                     "accuracy_analysis": job["accuracy"],
                     "steps": steps,
                     "return_code": next((v for v in steps.values() if v != 0), 0),
@@ -384,9 +404,20 @@ def build(versions: list[str], models: list[str] | None, targets: list[str] | No
 
 # Targets each version accepts: the `target_platform` list of `RKNN.config()`'s docstring in each
 # wheel (rknn/api/rknn.py, "currently support ..."); 2.5.0 adds rv1126b.
-_TARGETS_23 = ("rv1103", "rv1103b", "rv1106", "rv1106b", "rk2118", "rk3562", "rk3566", "rk3568", "rk3576", "rk3588")
+_TARGETS_23 = (
+    "rv1103",
+    "rv1103b",
+    "rv1106",
+    "rv1106b",
+    "rk2118",
+    "rk3562",
+    "rk3566",
+    "rk3568",
+    "rk3576",
+    "rk3588",
+)
 TARGETS_BY_VERSION: dict[str, tuple[str, ...]] = {
-    "2.5.0": _TARGETS_23 + ("rv1126b",),
+    "2.5.0": (*_TARGETS_23, "rv1126b"),
     "2.3.2": _TARGETS_23,
     "2.3.0": _TARGETS_23,
     "2.2.0": _TARGETS_23,

@@ -61,11 +61,20 @@ class _Net:
         return outs
 
     def conv(
-        self, x: str, cin: int, cout: int, k: int = 3, stride: int = 1, group: int = 1, act: str | None = "relu"
+        self,
+        x: str,
+        cin: int,
+        cout: int,
+        k: int = 3,
+        stride: int = 1,
+        group: int = 1,
+        act: str | None = "relu",
     ) -> str:
         w = self.weight((cout, cin // group, k, k))
         b = self.weight((cout,), 0.1)
-        (y,) = self.op("Conv", [x, w, b], kernel_shape=[k, k], strides=[stride, stride], pads=[k // 2] * 4, group=group)
+        (y,) = self.op(
+            "Conv", [x, w, b], kernel_shape=[k, k], strides=[stride, stride], pads=[k // 2] * 4, group=group
+        )
         return self.act(y, act)
 
     def act(self, y: str, act: str | None) -> str:
@@ -97,7 +106,9 @@ class _Net:
             self.inits,
         )
         m = helper.make_model(
-            graph, opset_imports=[helper.make_opsetid("", opset)] + [helper.make_opsetid(d, v) for d, v in extra_opsets]
+            graph,
+            opset_imports=[helper.make_opsetid("", opset)]
+            + [helper.make_opsetid(d, v) for d, v in extra_opsets],
         )
         m.ir_version = 8
         # Output types and shapes from shape inference (a custom-domain op leaves its output untyped).
@@ -105,7 +116,9 @@ class _Net:
         del m.graph.output[:]
         for o in outputs:
             v = known.get(o)
-            m.graph.output.append(v if v is not None else helper.make_tensor_value_info(o, TensorProto.FLOAT, None))
+            m.graph.output.append(
+                v if v is not None else helper.make_tensor_value_info(o, TensorProto.FLOAT, None)
+            )
         return m
 
 
@@ -114,7 +127,9 @@ class _Net:
 
 def mobilenet_v1(n: _Net) -> onnx.ModelProto:
     """MobileNet v1 1.0/224, Relu6 as Clip, BN folded, 1001 classes (the published RK3588 SRAM log's net)."""
-    cfg = [(1, 64), (2, 128), (1, 128), (2, 256), (1, 256), (2, 512)] + [(1, 512)] * 5 + [(2, 1024), (1, 1024)]
+    cfg = (
+        [(1, 64), (2, 128), (1, 128), (2, 256), (1, 256), (2, 512)] + [(1, 512)] * 5 + [(2, 1024), (1, 1024)]
+    )
     x, c = n.conv("input", 3, 32, 3, 2, act="relu6"), 32
     for stride, cout in cfg:
         x = n.conv(x, c, c, 3, stride, group=c, act="relu6")
@@ -169,7 +184,12 @@ def unet_128(n: _Net) -> onnx.ModelProto:
     (u2,) = n.op("Resize", [e3, "", scales], mode="nearest")
     (c2,) = n.op("Concat", [u2, e2], axis=1)
     x = n.conv(n.conv(c2, 96, 32), 32, 32)
-    (u1,) = n.op("ConvTranspose", [x, n.weight((32, 16, 2, 2)), n.weight((16,), 0.1)], kernel_shape=[2, 2], strides=[2, 2])
+    (u1,) = n.op(
+        "ConvTranspose",
+        [x, n.weight((32, 16, 2, 2)), n.weight((16,), 0.1)],
+        kernel_shape=[2, 2],
+        strides=[2, 2],
+    )
     (c1,) = n.op("Concat", [u1, e1], axis=1)
     x = n.conv(n.conv(c1, 32, 16), 16, 16)
     y = n.conv(x, 16, 2, 1, act="sigmoid")
@@ -211,7 +231,8 @@ def _yolo(n: _Net, size: int, width: int, classes: int) -> onnx.ModelProto:
 
 
 def yolo_320(n: _Net) -> onnx.ModelProto:
-    """YOLO-style: SiLU, Split/Concat block, SPPF MaxPools, Resize, Reshape heads, Split, Sigmoid, Transpose."""
+    """YOLO-style: SiLU, Split/Concat block, SPPF MaxPools, Resize, Reshape heads, Split, Sigmoid,
+    Transpose."""
     return _yolo(n, 320, 16, 20)
 
 
@@ -284,7 +305,7 @@ def gru(n: _Net) -> onnx.ModelProto:
 
 
 def dw_odd(n: _Net) -> onnx.ModelProto:
-    """Depthwise convs with 3, 24, 40, 72, 120, 200 channels (not multiples of 8/16) at 38 -> 19 -> 13 -> 7."""
+    """Depthwise convs with 3, 24, 40, 72, 120, 200 channels (not multiples of 8/16), 38 -> 19 -> 10 -> 5."""
     x, c = "input", 3
     x = n.conv(x, 3, 3, 3, 1, group=3)
     for cout, stride, k in [(24, 2, 3), (40, 1, 3), (72, 2, 3), (120, 1, 5), (200, 2, 3)]:
