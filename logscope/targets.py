@@ -9,7 +9,7 @@ the SRAM size, from the vendor datasheet figure the background notes use (STM32F
 
 Targets the RKNPU guide does not cover (rk3576, rv1103b, rv1106b, rv1126b, rk2118) take their channel
 blocks from the compiler itself: the C2 of the NativeShape column of every feature-tensor row in the
-build logs of `fixtures/rknn-compiler/` (rknn-toolkit2 2.3.2 and 2.5.0; `CHANNEL_BLOCK_SOURCES` says
+build logs of `fixtures/rknn-compiler/` (rknn-toolkit2 2.2.0-2.5.0; `CHANNEL_BLOCK_SOURCES` says
 which). Those logs also confirm the guide's values for the other six. rk2118 builds only in fp16 there
 (the int8 build aborts inside the compiler), so its int8 block is unknown; rv1103/rv1106, rv1103b and
 rv1106b refuse fp16, so their fp16 entry is the guide's (or absent).
@@ -40,7 +40,7 @@ CHANNEL_BLOCKS: dict[str, dict[str, int]] = {
 }
 
 GUIDE = "RKNPU User Guide V1.5.2 Table 4-6"
-CORPUS = "NativeShape C2 in fixtures/rknn-compiler build logs (toolkit 2.3.2, 2.5.0)"
+CORPUS = "NativeShape C2 in fixtures/rknn-compiler build logs (toolkit 2.2.0-2.5.0)"
 #: Where each platform's channel blocks come from.
 CHANNEL_BLOCK_SOURCES: dict[str, str] = {
     "rk3566": f"{GUIDE}; agrees with the {CORPUS}",

@@ -1,7 +1,7 @@
 """How RKNN's compiler sizes feature tensors, per target: data learned from the compiler corpus.
 
 Every entry was read off the Feature Tensor Information Table of the build logs in
-`fixtures/rknn-compiler/` (rknn-toolkit2 2.3.2 and 2.5.0, `Size` column against `OrigShape`), and is
+`fixtures/rknn-compiler/` (rknn-toolkit2 2.2.0 to 2.5.0, `Size` column against `OrigShape`), and is
 checked by `tests/test_compiler_corpus.py`. docs/reference.md lists the evidence for each.
 
 A rank-4 NCHW tensor of C channels is stored as N x C' x plane x element bytes where
@@ -21,11 +21,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-#: The toolkit versions whose build logs the profiles were learned from (and checked against). A log of
-#: an older toolkit (1.x, whose RV1106 MobileNet log pads depthwise outputs differently) gets the
-#: guide's plain NC1HWC2 sizes instead.
-LEARNED_FROM: tuple[str, ...] = ("2.3.2", "2.5.0")
-OLDEST = (2, 3, 2)
+#: The toolkit versions whose build logs the profiles were learned from (2.3.2, 2.5.0: every target) and
+#: checked against (2.2.0, 2.3.0: five targets, the same exact builds). A log of an older toolkit (1.x,
+#: whose RV1106 MobileNet log pads depthwise outputs differently) gets the guide's plain sizes instead.
+LEARNED_FROM: tuple[str, ...] = ("2.2.0", "2.3.0", "2.3.2", "2.5.0")
+OLDEST = (2, 2, 0)
 
 
 def version_key(version: str) -> tuple[int, ...] | None:

@@ -219,7 +219,8 @@ def _counts(text: str) -> dict[str, Any]:
             accuracy = True
         elif accuracy and _ACCURACY.match(line) and not line.startswith(MARK):
             counts["accuracy_rows"] += 1
-    counts["status"] = "done" if "I rknn building done." in text else "failed"
+    # 2.2.0 still prints `I rknn buiding done.` (sic), as 1.x did.
+    counts["status"] = "done" if re.search(r"^I rknn bui(?:l)?ding done\.", text, re.M) else "failed"
     return counts
 
 

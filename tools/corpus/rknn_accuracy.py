@@ -7,7 +7,7 @@ For every corpus build that the compiler finished, the model is rebuilt from `rk
 weights: only shapes matter), analysed with the build's target, dtype and toolkit and *no* quirk, and
 the predicted `Total Internal Memory Size` is compared with the logged one. The logged figure is the
 span of the log's Feature Tensor Information Table (last End - first Start), which equals the printed
-total: 2.3.2 and 2.5.0 print it in KiB with three decimals, which does not resolve single bytes
+total: 2.x prints it in KiB with up to four decimals, which does not always resolve single bytes
 (`tests/test_compiler_corpus.py` checks the two agree at the printed precision).
 
 Each miss gets a cause computed from the log's own rows against the emulation's tensors (matched by
