@@ -35,6 +35,11 @@ if TYPE_CHECKING:
 SCHEMA_VERSION = 1
 
 
+# Offsets aligned to more than 1 MiB are not an allocator's; a bigger value is a typo that would only
+# inflate every figure.
+MAX_ALIGNMENT = 1 << 20
+
+
 @dataclass(frozen=True)
 class ReferenceOptions:
     """What to assume about the deployment. Defaults: int8 on RK3588, no in-place, byte alignment."""
@@ -49,6 +54,18 @@ class ReferenceOptions:
     limits: LoadLimits = field(default_factory=LoadLimits)
     learned: bool = True  # RKNN tensor sizes from the target's learned profile (reference/rknn_profiles.py)
     toolkit: str | None = None  # rknn-toolkit2 version the profile is for (None: the newest)
+
+    def __post_init__(self) -> None:
+        alignment = self.alignment
+        if (
+            isinstance(alignment, bool)
+            or not isinstance(alignment, int)
+            or not 1 <= alignment <= MAX_ALIGNMENT
+        ):
+            shown = str(alignment) if len(str(alignment)) <= 40 else f"a {len(str(alignment))}-digit number"
+            raise ReferenceOptionError(
+                f"--alignment: {shown} is out of range (accepted: 1 to {MAX_ALIGNMENT})"
+            )
 
     def rknn(self) -> RknnOptions:
         if self.toolkit is not None and version_key(self.toolkit) is None:
