@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_LOG := fixtures/rknn/09-build-verbose-mobilenetv1-rv1106-tk2-1.5.2-simulator.log
 
-.PHONY: demo test lint bench golden golden-findings rules-doc docs check-html clean corpus corpus-tflm
+.PHONY: demo test lint bench golden golden-findings rules-doc docs check-html clean corpus corpus-rknn corpus-tflm
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -73,7 +73,18 @@ corpus-tflm: $(STAMP)
 	nice -n 10 $(BIN)/python tools/corpus/tflm.py --out fixtures/tflm-corpus
 	$(BIN)/python tools/corpus/tflm_accuracy.py --write docs/reference.md
 
-corpus: corpus-tflm
+# Both corpora from the real tools; run by hand, never by `make test`.
+corpus: corpus-rknn corpus-tflm
+
+# The RKNN compiler corpus (fixtures/rknn-compiler/): installs rknn-toolkit2 2.2.0-2.5.0 with a shared
+# torch into git-ignored folders under tools/corpus/ (about 6 GB), then builds every model x target x
+# dtype with 2.5.0 and 2.3.2, and five targets with 2.3.0 and 2.2.0. Run by hand; `make test` only reads
+# what it wrote; then `python tools/corpus/rknn_accuracy.py` regenerates docs/reference.md's table.
+CORPUS_OLDER_TARGETS := --target rk3588 --target rk3576 --target rk3566 --target rk3562 --target rv1106
+corpus-rknn:
+	$(PYTHON) tools/corpus/rknn.py setup
+	tools/corpus/.venv-base/bin/python tools/corpus/rknn.py build --toolkit 2.5.0 --toolkit 2.3.2
+	tools/corpus/.venv-base/bin/python tools/corpus/rknn.py build --toolkit 2.3.0 --toolkit 2.2.0 $(CORPUS_OLDER_TARGETS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -237,7 +237,10 @@ def reference_command(
     runtime: str = typer.Option(
         "auto", "--runtime", help="auto (.tflite: tflm, .onnx: rknn) or tflm for an ONNX model."
     ),
-    target: str = typer.Option("rk3588", "--target", help="RKNN platform: rk3588, rv1106, rk3566..."),
+    target: str = typer.Option("rk3588", "--target", help="RKNN platform: rk3588, rk3576, rv1106, rk3566..."),
+    toolkit: str | None = typer.Option(
+        None, "--toolkit", help="rknn-toolkit2 version the sizes are learned for (default: the newest)."
+    ),
     dtype: str = typer.Option("int8", "--dtype", help="Deployment dtype: int8 (int32 bias), fp16 or fp32."),
     input_shape: list[str] | None = typer.Option(
         None, "--input-shape", help="NAME=1x3x640x640 for dynamic or changed input dims (repeatable)."
@@ -285,6 +288,7 @@ def reference_command(
             in_place=in_place,
             alignment=alignment,
             quirks=frozenset(quirk or ()),
+            toolkit=toolkit,
         )
         result = analyze_model(model, options)
     except LogscopeError as exc:
@@ -354,6 +358,7 @@ def check_command(
     arch: str | None = typer.Option(None, "--arch", help="MCU: x86_64 or arm32 (default: from the trace)."),
     kernels: str = typer.Option("reference", "--kernels", help="MCU: reference or cmsis-nn kernels."),
     target: str | None = typer.Option(None, "--target", help="RKNN platform (default: the log's)."),
+    toolkit: str | None = typer.Option(None, "--toolkit", help="rknn-toolkit2 version (default: the log's)."),
     dtype: str | None = typer.Option(None, "--dtype", help="int8, fp16 or fp32 (default: the log's)."),
     input_shape: list[str] | None = typer.Option(None, "--input-shape", help="NAME=1x3x640x640 (repeat)."),
     quirk: list[str] | None = typer.Option(None, "--quirk", help="RKNN padding quirk (docs/reference.md)."),
@@ -458,6 +463,7 @@ def check_command(
             input_shapes=_input_shapes(input_shape),
             quirks=frozenset(quirk or ()),
             build_index=build,
+            toolkit=toolkit,
         )
         result.attach_to(log)
         analyze_log(log, config)

@@ -182,6 +182,22 @@ SCHEMAS: dict[str, dict[str, str]] = {
         "outlier_value": FLT,
         "line": INT,
     },
+    # rknn.accuracy_analysis() per-layer error table: cosine / Euclidean distance to the fp32 'golden'
+    # output, accumulated (`entire`) and of the layer alone (`single`); runtime_* only with a board.
+    "accuracy": {
+        "build_index": INT,
+        "op_type": STR,
+        "layer_name": STR,
+        "entire_cos": FLT,
+        "entire_euc": FLT,
+        "single_cos": FLT,
+        "single_euc": FLT,
+        "runtime_entire_cos": FLT,
+        "runtime_entire_euc": FLT,
+        "runtime_single_cos": FLT,
+        "runtime_single_euc": FLT,
+        "line": INT,
+    },
     "unparsed": {"line": INT, "reason": STR, "text": STR},
     # eval_perf() / RKNN_QUERY_PERF_DETAIL per-layer rows [03] [11] [25]; `end_line` differs from
     # `line` when a row was wrapped over several lines.

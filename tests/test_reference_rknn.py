@@ -86,10 +86,14 @@ def test_mobilenet_v1_predicts_log_09(mobilenet_file):
     assert t["lower_bound_bytes"] == 1_605_632  # int8, unfused: conv3 + its Relu6 at 112x112x64
 
 
-def test_mobilenet_v1_predicts_log_29_only_with_the_quirk(mobilenet_file):
-    plain = analyze_model(mobilenet_file, ReferenceOptions(target="rk3588"))
+def test_mobilenet_v1_predicts_log_29_with_the_learned_profile_or_the_quirk(mobilenet_file):
+    learned = analyze_model(mobilenet_file, ReferenceOptions(target="rk3588"))
+    assert learned.totals["rknn_bytes"] == 2_157_568  # [29] line 41, no flag needed
+    plain = analyze_model(mobilenet_file, ReferenceOptions(target="rk3588", learned=False))
     assert plain.totals["rknn_bytes"] == 1_756_160
-    quirk = analyze_model(mobilenet_file, ReferenceOptions(target="rk3588", quirks=frozenset({"dw32-as-64"})))
+    quirk = analyze_model(
+        mobilenet_file, ReferenceOptions(target="rk3588", quirks=frozenset({"dw32-as-64"}), learned=False)
+    )
     assert quirk.totals["rknn_bytes"] == 2_157_568  # [29] line 41
     assert quirk.totals["rknn_lower_bound_bytes"] == 1_605_632  # A9: 1.344x the native lower bound
     tensors = quirk.frames["ref_tensors"]
@@ -100,7 +104,7 @@ def test_mobilenet_v1_predicts_log_29_only_with_the_quirk(mobilenet_file):
 def test_emulated_offsets_equal_the_logs_offsets(mobilenet_file):
     """The first 29 rows of [29] (input slot + 28 conv/pool outputs) at the emulation's offsets."""
     quirks = frozenset({"dw32-as-64", "hw-align-4"})
-    result = analyze_model(mobilenet_file, ReferenceOptions(target="rk3588", quirks=quirks))
+    result = analyze_model(mobilenet_file, ReferenceOptions(target="rk3588", quirks=quirks, learned=False))
     log = logscope.parse(SRAM_LOG)
     check = cross_check(log, result)
     rows = check.frames["check_tensors"]
@@ -163,13 +167,14 @@ def test_check_log_09(mobilenet_file):
     assert check.dtype == "int8" and check.target == "rv1106"
 
 
-def test_check_log_29_suggests_and_confirms_quirks(mobilenet_file):
+def test_check_log_29_is_reproduced_by_the_learned_profile(mobilenet_file):
     check = check_log_against_model(logscope.parse(SRAM_LOG), mobilenet_file)
     rows = summary_of(check)
-    assert rows["feature pool (RKNN emulation)"]["difference"] == 401_408
-    confirmed = rows["feature pool (RKNN emulation + suggested quirks)"]
-    assert confirmed["reference_value"] == 2_157_568 and confirmed["difference"] == 0
-    assert "--quirk dw32-as-64" in confirmed["likely_cause"]
+    assert rows["feature pool (RKNN emulation)"]["difference"] == 0
+    assert "feature pool (RKNN emulation + suggested quirks)" not in rows
     assert any("target rk3588 assumed" in n for n in check.notes)
+    # [29] names no target: the note lists every target whose profile gives 2,157,568 B
+    reproducing = next(n for n in check.notes if "reproduces the logged 2,157,568 B" in n)
+    assert "rk3588" in reproducing and "rk3576" in reproducing and "rv1106" not in reproducing
     curve = check.frames["check_curve"]
     assert set(curve["source"]) == {"log", "reference"}

@@ -26,6 +26,7 @@ from logscope.reference.planners import (
     plan_naive,
 )
 from logscope.reference.rknn import RknnOptions, RknnPlan, check_quirks, check_target, emulate_rknn
+from logscope.reference.rknn_profiles import version_key
 from logscope.reference.shapes import Shape
 
 if TYPE_CHECKING:
@@ -51,6 +52,8 @@ class ReferenceOptions:
     quirks: frozenset[str] = frozenset()
     input_slot: bool = True
     limits: LoadLimits = field(default_factory=LoadLimits)
+    learned: bool = True  # RKNN tensor sizes from the target's learned profile (reference/rknn_profiles.py)
+    toolkit: str | None = None  # rknn-toolkit2 version the profile is for (None: the newest)
 
     def __post_init__(self) -> None:
         alignment = self.alignment
@@ -65,8 +68,15 @@ class ReferenceOptions:
             )
 
     def rknn(self) -> RknnOptions:
+        if self.toolkit is not None and version_key(self.toolkit) is None:
+            raise ReferenceOptionError(f"--toolkit {self.toolkit!r}: not a version (e.g. 2.3.2)")
         return RknnOptions(
-            target=check_target(self.target), dtype=self.dtype, input_slot=self.input_slot, quirks=self.quirks
+            target=check_target(self.target),
+            dtype=self.dtype,
+            input_slot=self.input_slot,
+            quirks=self.quirks,
+            learned=self.learned,
+            toolkit=self.toolkit,
         )
 
 
@@ -197,6 +207,18 @@ def analyze_model(
         notes.append("RKNN's NPU has no fp32: the RKNN emulation uses fp16 sizes and C2")
     if options.in_place:
         notes.append("in-place aliasing on: single-reader elementwise outputs share their input's buffer")
+    profile = rknn.options.profile
+    if profile is not None:
+        notes.append(
+            f"RKNN sizes from the learned {rknn.options.target} profile "
+            f"(toolkit {options.toolkit or 'newest'}): "
+            f"conv outputs rounded to {profile.conv_bytes} B of channels, depthwise to {profile.dw_bytes} B, "
+            f"planes to {profile.plane_align} elements (docs/reference.md)"
+        )
+    else:
+        notes.append(
+            f"RKNN sizes: plain NC1HWC2 (no learned profile for {rknn.options.target} / this toolkit)"
+        )
     return ReferenceResult(
         source, options, graph, costs, fusions, lifetimes, plans, rknn, frames, totals, notes
     )

@@ -29,6 +29,7 @@ from logscope.reference.rknn import (
     parse_shape,
     replay_log,
 )
+from logscope.reference.rknn_profiles import LEARNED_FROM, profile_applies
 
 SCHEMA_VERSION = 1
 IO_OPERATORS = ("InputOperator", "OutputOperator")
@@ -104,6 +105,15 @@ def pick_build(log: ParsedLog, build_index: int | None = None) -> int | None:
     if with_table:
         return with_table[-1]
     return builds[-1] if builds else None
+
+
+def log_toolkit(log: ParsedLog, build_index: int | None) -> str | None:
+    """The build's rknn-toolkit version as printed, if any."""
+    builds = log.frames["builds"]
+    rows = builds[builds["build_index"] == build_index] if build_index is not None else builds
+    for value in rows["toolkit_version"].dropna():
+        return str(value)
+    return None
 
 
 def log_target(log: ParsedLog, build_index: int | None) -> str | None:
@@ -710,6 +720,7 @@ def check_log_against_model(
     input_shapes: dict[str | None, tuple[int, ...]] | None = None,
     quirks: frozenset[str] = frozenset(),
     build_index: int | None = None,
+    toolkit: str | None = None,
 ) -> CheckResult:
     """Analyse `model` with the log's target and dtype (unless given) and cross-check the two.
 
@@ -732,9 +743,54 @@ def check_log_against_model(
         found = log_dtype(log, b)
         dtype = found or "int8"
         notes.append(f"dtype {dtype} " + ("from the log's feature tensors" if found else "assumed (--dtype)"))
-    options = ReferenceOptions(dtype=dtype, target=target, input_shapes=input_shapes or {}, quirks=quirks)
+    toolkit = toolkit or log_toolkit(log, b)
+    if toolkit is not None and not profile_applies(toolkit):
+        notes.append(
+            f"toolkit {toolkit}: older than the learned size profiles ({', '.join(LEARNED_FROM)}); "
+            "plain NC1HWC2 sizes used"
+        )
+    options = ReferenceOptions(
+        dtype=dtype, target=target, input_shapes=input_shapes or {}, quirks=quirks, toolkit=toolkit
+    )
     ref = analyze_model(model, options)
     result = cross_check(log, ref, b)
+    if not from_log:
+        notes.append(reproducing_targets(log, b, ref))
     result.notes[:0] = notes
     result.notes.extend(ref.notes)
     return result
+
+
+def reproducing_targets(log: ParsedLog, build_index: int | None, ref: ReferenceResult) -> str:
+    """Which targets' learned profiles reproduce the build's internal total (for a log naming none)."""
+    from logscope.reference.rknn import RknnOptions
+    from logscope.reference.rknn_profiles import PROFILES
+
+    memory = log.frames["memory"]
+    rows = memory[memory["build_index"] == build_index]
+    logged = _int(rows.iloc[0]["internal_bytes"]) if len(rows) else None
+    if logged is None:
+        return "no Total Internal Memory Size in the log: no target can be tested against it"
+    opts = ref.rknn.options
+    hits = []
+    for target in PROFILES:
+        if rknn_dtype_known(target, opts.dtype):
+            plan = emulate_rknn(
+                ref.graph, ref.fusions, RknnOptions(target=target, dtype=opts.dtype, toolkit=opts.toolkit)
+            )
+            if _same_total(plan.total, logged):
+                hits.append(target)
+    if not hits:
+        return f"no target's learned profile reproduces the logged {logged:,} B ({opts.dtype})"
+    return (
+        f"targets whose learned profile reproduces the logged {logged:,} B ({opts.dtype}): {', '.join(hits)}"
+    )
+
+
+def rknn_dtype_known(target: str, dtype: str) -> bool:
+    return ("int8" if dtype == "int8" else "fp16") in C2_TABLE.get(target, {})
+
+
+def _same_total(predicted: int, logged: int) -> bool:
+    """Equal, or equal at the printed resolution: 2.5.0 prints KiB with three decimals (`150.688KB`)."""
+    return predicted == logged or round(predicted / 1024, 3) == round(logged / 1024, 3)

@@ -25,7 +25,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pandas as pd
@@ -45,6 +45,7 @@ from logscope.reference.planners import (
     plan_first_fit,
     plan_greedy_by_size,
 )
+from logscope.reference.rknn_profiles import PROFILES, SizeProfile, profile_applies
 from logscope.targets import CHANNEL_BLOCKS
 
 # C2 (channel block) by platform and dtype: RKNPU User Guide V1.5.2 §4.4.5.3, Table 4-6 (logscope.targets).
@@ -97,10 +98,25 @@ class RknnOptions:
     alignment: int = RKNN_ALIGNMENT
     input_slot: bool = True
     quirks: frozenset[str] = frozenset()
+    learned: bool = True  # size tensors with the target's learned profile (rknn_profiles), if it has one
+    toolkit: str | None = None  # rknn-toolkit2 version; None = the newest profile
 
     @property
     def c2(self) -> int:
-        return C2_TABLE[check_target(self.target)][rknn_dtype(self.dtype)]
+        blocks = C2_TABLE[check_target(self.target)]
+        dtype = rknn_dtype(self.dtype)
+        if dtype not in blocks:
+            raise ReferenceOptionError(
+                f"{self.target} has no known {dtype} channel block (the compiler refuses or aborts such "
+                f"builds); known: {', '.join(blocks)}"
+            )
+        return blocks[dtype]
+
+    @property
+    def profile(self) -> SizeProfile | None:
+        if not self.learned or not profile_applies(self.toolkit):
+            return None
+        return PROFILES.get(check_target(self.target))
 
     @property
     def element_bytes(self) -> int:
@@ -218,6 +234,130 @@ def _is_depthwise(graph: RefGraph, step: int) -> bool:
     return isinstance(group, int) and group > 1 and w is not None and len(w) == 4 and w[1] == 1
 
 
+_CONV_OPS = frozenset({"Conv", "Gemm", "MatMul", "ConvTranspose"})
+GAP_KERNEL = 7  # the largest plane one pooling conv reduces (chain_75: 9x9 -> 2x2 -> 1x1)
+
+
+def compiler_rewrites(
+    graph: RefGraph, steps: list[FusedStep]
+) -> tuple[list[FusedStep], dict[str, tuple[tuple[int, ...], str]]]:
+    """The ops the compiler adds, each seen in every corpus log where the pattern occurs.
+
+    - A depthwise conv reading a graph input of at most 4 channels: the input is first converted to
+      NC1HWC2 (`New_input_<name>`, dw_odd: `(1,3,38,38) (1,2,38,38,16)`), sized as a conv output.
+    - GlobalAveragePool over a plane larger than 7x7 runs as depthwise convs of kernel and stride 7 until
+      the plane is 1x1 (`<name>_2conv0`: chain_75's 9x9 -> (1,64,2,2), batch2's 28x28 -> (2,32,4,4)).
+
+    Returns the new step list and the added tensors (name -> (NCHW shape, size class)).
+    """
+    out: list[FusedStep] = []
+    added: dict[str, tuple[tuple[int, ...], str]] = {}
+    steps = _fuse_swish(graph, steps)
+
+    def add(step: FusedStep, name: str, source: str, shape: tuple[int, ...], kind: str) -> None:
+        added[name] = (shape, kind)
+        out.append(FusedStep(len(out), step.ops, name, "Conv", (source,), (name,)))
+
+    for s in steps:
+        first = graph.ops[s.ops[0]]
+        src = s.inputs[0] if s.inputs else None
+        shape = graph.tensors[src].shape if src is not None and src in graph.tensors else None
+        if src is not None and shape is not None and len(shape) == 4:
+            if src in graph.inputs and shape[1] <= 4 and _is_depthwise(graph, s.ops[0]):
+                name = f"New_input_{src}"
+                add(s, name, src, shape, "conv")
+                s = replace(s, inputs=(name, *s.inputs[1:]))
+            elif first.op_type == "GlobalAveragePool" and max(shape[2], shape[3]) > GAP_KERNEL:
+                n, c, h, w = shape
+                current, k = src, 0
+                while max(h, w) > GAP_KERNEL:
+                    h, w = -(-h // GAP_KERNEL), -(-w // GAP_KERNEL)
+                    name = f"{first.name}_2conv{k}"
+                    add(s, name, current, (n, c, h, w), "dw")
+                    current, k = name, k + 1
+                s = replace(s, inputs=(current, *s.inputs[1:]))
+        out.append(replace(s, index=len(out)))
+    return out, added
+
+
+def _fuse_swish(graph: RefGraph, steps: list[FusedStep]) -> list[FusedStep]:
+    """Conv -> Sigmoid -> Mul(conv, sigmoid) (SiLU) runs as one conv op: the compiler keeps no buffer for
+    the conv output or the sigmoid (yolo_320: the SiLU outputs are the only feature rows, sized as conv
+    outputs, `Mul5_o0` (1,16,160,160) stored as 32 channels on rk3588)."""
+    readers: dict[str, list[int]] = {}
+    for s in steps:
+        for n in s.inputs:
+            readers.setdefault(n, []).append(s.index)
+    producer = {o: s.index for s in steps for o in s.outputs}
+    merged: dict[int, FusedStep] = {}
+    dropped: set[int] = set()
+    for s in steps:
+        op = graph.ops[s.ops[-1]]
+        if op.op_type != "Mul" or len(s.inputs) != 2 or len(s.ops) != 1:
+            continue
+        a, b = s.inputs
+        for x, sig in ((a, b), (b, a)):
+            j, k = producer.get(x), producer.get(sig)
+            if j is None or k is None or j in dropped or k in dropped:
+                continue
+            conv, sigmoid = steps[j], steps[k]
+            if (
+                graph.ops[sigmoid.ops[-1]].op_type == "Sigmoid"
+                and sigmoid.inputs == (x,)
+                and any(graph.ops[i].op_type in _CONV_OPS for i in conv.ops)
+                and sorted(readers.get(x, [])) == sorted({k, s.index})
+                and readers.get(sig, []) == [s.index]
+            ):
+                merged[s.index] = FusedStep(
+                    s.index,
+                    conv.ops + sigmoid.ops + s.ops,
+                    conv.name,
+                    f"{conv.op_type}Swish",
+                    conv.inputs,
+                    s.outputs,
+                )
+                dropped.update({j, k})
+                break
+    return [merged.get(s.index, s) for s in steps if s.index not in dropped]
+
+
+def _synthetic_tensor(
+    name: str,
+    spec: tuple[tuple[int, ...], str],
+    step: FusedStep,
+    readers: dict[str, list[int]],
+    options: RknnOptions,
+) -> RknnTensor:
+    shape, kind = spec
+    profile = options.profile
+    assert profile is not None
+    elt = options.element_bytes
+    c2 = options.c2
+    block = max((profile.dw_bytes if kind == "dw" else profile.conv_bytes) // elt, c2)
+    channels = -(-shape[1] // block) * block
+    count = shape[0] * channels * _plane(shape, profile.plane_align)
+    native = (shape[0], channels // c2, shape[2], shape[3], c2)
+    last = max(readers.get(name, [step.index]))
+    return RknnTensor(
+        name, shape, native, count * elt, math.prod(shape) * elt, "compiler-added", step.index, last, False
+    )
+
+
+def _channel_block(graph: RefGraph, step: FusedStep, profile: SizeProfile, elt: int, c2: int) -> int:
+    """The channel rounding (in channels) of a fused op's output under a learned profile."""
+    ops = [graph.ops[i] for i in step.ops]
+    if any(_is_depthwise(graph, i) for i in step.ops) or any(o.op_type == "GlobalAveragePool" for o in ops):
+        return max(profile.dw_bytes // elt, c2)
+    if any(o.op_type in _CONV_OPS for o in ops):
+        return max(profile.conv_bytes // elt, c2)
+    return c2
+
+
+def _plane(shape: tuple[int, ...], plane_align: int) -> int:
+    plane = shape[2] * shape[3]
+    return align_up(plane, plane_align) if plane > 1 else plane
+
+
 def _element_bytes(t: Tensor, options: RknnOptions) -> int:
     if t.elem_type in FLOAT_TYPES:
         return options.element_bytes
@@ -231,6 +371,9 @@ def emulate_rknn(graph: RefGraph, chains: Sequence[FusionChain], options: RknnOp
     check_quirks(options.quirks)
     c2 = options.c2
     steps, alias = fuse_steps(graph, chains)
+    synthetic: dict[str, tuple[tuple[int, ...], str]] = {}
+    if options.profile is not None:
+        steps, synthetic = compiler_rewrites(graph, steps)
     # A graph output passed through a removed op (a model ending in Dropout) keeps its producer alive.
     kept = {alias.get(name, name) for name in graph.outputs}
     last_step = max(len(steps) - 1, 0)
@@ -248,11 +391,24 @@ def emulate_rknn(graph: RefGraph, chains: Sequence[FusionChain], options: RknnOp
             size = numel * _element_bytes(t, options)
             shape = t.shape
             native = (shape[0], 1, shape[2], shape[3], shape[1]) if shape and len(shape) == 4 else shape
+            profile = options.profile
+            if profile is not None and shape and len(shape) == 4:
+                batch, channels, height, width = shape
+                elt = _element_bytes(t, options)
+                if channels <= 4:  # unpadded channels, padded width (chain_75: 75 x 80 x 3)
+                    row = align_up(width, max(profile.input_width_bytes // elt, 1))
+                    size = batch * channels * height * row * elt
+                else:  # NC1HWC2 like any tensor (multi_io: (1,8,32,32) takes 16 x 1024 B)
+                    native, count = native_layout(shape, options.c2, hw_align=profile.plane_align)
+                    size = count * elt
             tensors.append(
                 RknnTensor(name, shape, native, size, size, None, 0, max(readers.get(name, [0])), True)
             )
     for s in steps:
         for name in s.outputs:
+            if name in synthetic:
+                tensors.append(_synthetic_tensor(name, synthetic[name], s, readers, options))
+                continue
             t = graph.tensors[name]
             elt = _element_bytes(t, options)
             c1 = None
@@ -265,7 +421,19 @@ def emulate_rknn(graph: RefGraph, chains: Sequence[FusionChain], options: RknnOp
                 and t.shape[1] == 32
             ):
                 c1, quirk, dw32_done = -(-64 // c2), "dw32-as-64", True
-            native, count = native_layout(t.shape, c2, c1_override=c1, hw_align=hw_align)
+            profile = options.profile
+            if profile is not None and c1 is None and t.shape and len(t.shape) == 4:
+                block = _channel_block(graph, s, profile, elt, c2)
+                c1 = -(-t.shape[1] // block) * block // c2 if block % c2 == 0 else None
+                native, count = native_layout(
+                    t.shape, c2, c1_override=c1, hw_align=max(hw_align, profile.plane_align)
+                )
+                if c1 is None:  # a block that is not a multiple of C2 (never seen): plain rounding
+                    count = (
+                        t.shape[0] * -(-t.shape[1] // block) * block * _plane(t.shape, profile.plane_align)
+                    )
+            else:
+                native, count = native_layout(t.shape, c2, c1_override=c1, hw_align=hw_align)
             if (
                 hw_align > 1
                 and t.shape

@@ -22,7 +22,18 @@ class CompilerOutput(Evaluation):
             self._unparsed(number, line, "malformed compiler settings")
             return
         self._structural()
-        build.settings = settings
+        build.settings = (self.pending_settings or {}) | settings
+        self.pending_settings = None
+
+    def _toolkit_settings(self, f: Fields, line: str, number: int) -> None:
+        """2.5.0's unprefixed options line; kept until the compiler's own settings line of the build,
+        whose values it joins (the compiler's win where both name a key)."""
+        settings = _parse_settings(line.strip())
+        if settings is None:
+            self._unparsed(number, line, "malformed toolkit settings")
+            return
+        self._structural()
+        self.pending_settings = settings
 
     def _compiler(self, f: Fields, line: str, number: int) -> None:
         self._structural()

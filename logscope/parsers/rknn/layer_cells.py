@@ -191,11 +191,13 @@ _CELL_KINDS = {
     # `100.0%/0.0%/0.0%`; 1.5 appends ` - Up:0.0%`, joined to `-Up:0.0%` before reading.
     "WorkLoad(0/1/2)": r"\d+(?:\.\d+)?%(?:/\d+(?:\.\d+)?%)*",
     "WorkLoad(0/1/2)-ImproveTherical": r"\d+(?:\.\d+)?%(?:/\d+(?:\.\d+)?%)*(?:-Up:\d+(?:\.\d+)?%)?",
+    # rk3576 build tables (toolkit 2.2-2.5) add `SparseRatio` (`0%`), blank on Input/OutputOperator rows.
+    "SparseRatio": r"\d+(?:\.\d+)?%",
 }
 _KINDS = {name: rf"\\|{kind}" for name, kind in _CELL_KINDS.items()}
 _KNOWN = (*_CELL_KINDS, "FullName")
 # eval_perf 2.x leaves MacUsage blank on rows without MACs, and FullName blank on some rows.
-_NULLABLE = ("MacUsage(%)", "FullName")
+_NULLABLE = ("MacUsage(%)", "FullName", "SparseRatio")
 
 
 def tail_layout(columns: str) -> Layout:

@@ -107,7 +107,9 @@ class Messages(Runtime):
         if build.fatal is not None and build.fatal == ("python-traceback", row["line"]):
             build.fatal = (category.name, row["line"])  # the traceback was the failure: name its kind
         self.traceback = None
-        self.open_message = None
+        # An exception message may go on over indented lines (2.2.0's load_onnx `ValueError: The input
+        # shape ... is not support!` + `      Please set the 'inputs' ...`): they continue this row.
+        self.open_message = row
         return True
 
     def _append(self, row: dict[str, Any], text: str, number: int) -> None:

@@ -33,6 +33,9 @@ _NOISE = frozenset(
         "TABLE_TITLE",
         "OUTLIER_HEADER",
         "MIN_CONST_HEADER",
+        "ACCURACY_NOTE",
+        "ACCURACY_HEADER",
+        "ACCURACY_SUBHEADER",
     }
 )
 
@@ -42,6 +45,7 @@ _QUIET_NOISE = _NOISE - {
     "TABLE_TITLE",
     "OUTLIER_HEADER",
     "MIN_CONST_HEADER",
+    "ACCURACY_HEADER",
     "INVOKED",
     "OPT_STEP",
     "TABLE_RULE",
@@ -211,6 +215,7 @@ class RknnState(BaseAssembler[_Build]):
                 "passes",
                 "progress",
                 "outliers",
+                "accuracy",
                 "perf",
                 "perf_ranking",
                 "allocations",
@@ -226,6 +231,7 @@ class RknnState(BaseAssembler[_Build]):
         self.traceback: dict[str, Any] | None = None  # the open traceback's message row
         self.traceback_func: str | None = None  # the toolkit function an `E load_onnx:` traceback is under
         self.pending_title: str | None = None
+        self.pending_settings: dict[str, str] | None = None  # 2.5.0's toolkit options line
         self.fuse_section: str | None = None
         self.open_message: dict[str, Any] | None = None
         self.open_fusion: dict[str, Any] | None = None
@@ -304,6 +310,8 @@ class RknnState(BaseAssembler[_Build]):
             self.table = "outlier"
         elif kind == "MIN_CONST_HEADER":
             self.table = "min_const"
+        elif kind == "ACCURACY_HEADER":
+            self.table = "accuracy"
         elif kind == "INVOKED":
             self._segment("INVOKED", number).invoked_line = number
         elif kind == "OPT_STEP" and self.fuse_section and not (fields.get("indent") or ""):
@@ -311,7 +319,7 @@ class RknnState(BaseAssembler[_Build]):
         if (
             kind != "TABLE_RULE"
             and kind != "TABLE_TITLE"
-            and kind not in ("OUTLIER_HEADER", "MIN_CONST_HEADER")
+            and kind not in ("OUTLIER_HEADER", "MIN_CONST_HEADER", "ACCURACY_HEADER")
         ):
             self.open_message = None
 

@@ -14,6 +14,19 @@ _TQDM_FRAME = re.compile(
     r"(?: \[[^\]]*?(?:, *(?P<rate>[\d.]+)(?P<unit>it/s|s/it))?\])?"
 )
 
+# accuracy_analysis cells: `cos | euc` pairs, simulator entire / single, then runtime entire / single.
+_ACCURACY_PAIR = re.compile(r"(-?\d+(?:\.\d+)?) \| (-?\d+(?:\.\d+)?)")
+_ACCURACY_COLUMNS = (
+    "entire_cos",
+    "entire_euc",
+    "single_cos",
+    "single_euc",
+    "runtime_entire_cos",
+    "runtime_entire_euc",
+    "runtime_single_cos",
+    "runtime_single_euc",
+)
+
 
 class ToolkitLogger(CompilerOutput):
     """Lines of the Python toolkit logger."""
@@ -135,6 +148,25 @@ class ToolkitLogger(CompilerOutput):
         else:
             self.rows["progress"].append(row)
             self.last_progress = row
+
+    def _accuracy_row(self, f: Fields, line: str, number: int) -> None:
+        if self.table != "accuracy":
+            self._other(f, line, number)
+            return
+        values = [float(v) for pair in _ACCURACY_PAIR.findall(f.get("values") or "") for v in pair]
+        if f.get("values") and len(values) not in (4, 8):
+            self._unparsed(number, line, "accuracy row with an unexpected number of values")
+            return
+        self._structural()
+        row: dict[str, object] = {
+            "build_index": self._current(number).index,
+            "op_type": f["op_type"],
+            "layer_name": f["name"],
+            "line": number,
+        }
+        # A fused member (`[Conv] Conv3_o0` before its `[Relu]`) prints no values: its cells stay NA.
+        row.update(zip(_ACCURACY_COLUMNS, values, strict=False))
+        self.rows["accuracy"].append(row)
 
     def _outlier_row(self, f: Fields, line: str, number: int) -> None:
         if self.table != "outlier":
