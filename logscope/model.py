@@ -7,6 +7,7 @@ from typing import Any
 
 import pandas as pd
 
+from logscope.figures import DERIVED_KEYS as _FIGURE_DERIVED_KEYS
 from logscope.frames import SCHEMAS, empty_frame, plain_value
 
 SCHEMA_VERSION = 1
@@ -42,15 +43,8 @@ VERSION_KEYS = (
     "model_compiler_version",
     "model_format_version",
 )
-DERIVED_KEYS = (
-    "feature_pool_bytes",
-    "feature_sum_bytes",
-    "computed_reuse_rate",
-    "const_span_bytes",
-    "const_sum_bytes",
-    "padding_bytes",
-    "logical_feature_bytes",
-)
+# Figures derived from the tensor tables (labels and definitions: logscope.figures).
+DERIVED_KEYS = _FIGURE_DERIVED_KEYS
 
 
 @dataclass
@@ -84,6 +78,11 @@ class ParsedLog:
         builds = self.frames["builds"]
         memory = self.frames["memory"]
         counts = _counts_by_build(self.frames)
+        checks: dict[Any, list[dict[str, Any]]] = {}
+        for check in self.frames["figure_checks"].to_dict("records"):
+            checks.setdefault(check["build_index"], []).append(
+                {k: _plain(check[k]) for k in ("figure", "invariant", "reason", "line")}
+            )
         out_builds = []
         for row in builds.itertuples(index=False):
             idx = row.build_index
@@ -108,6 +107,7 @@ class ParsedLog:
                     }
                     | {"reuse_rate": _plain(primary["reuse_line"]) if primary is not None else None},
                     "derived": {k: _plain(primary[k]) if primary is not None else None for k in DERIVED_KEYS},
+                    "checks": checks.get(idx, []),
                     "memory_sources": [
                         {"source": _plain(m["source"])}
                         | {k: _plain(m[k]) for k in (*MEMORY_KEYS, *EVAL_MEMORY_KEYS)}

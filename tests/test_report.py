@@ -147,7 +147,7 @@ def test_html_structure_summary_first(mobilenet_html):
     text = " ".join(page.text)
     # Summary: verdict, the peak and the pool with their lines, findings with evidence and hints.
     assert "1.15 MiB (1204224 B)" in text and "layer 3 ConvClip (line 136)" in text
-    assert "1.67 MiB (1756160 B)" in text and "build-log, line 279" in text
+    assert "1.67 MiB (1756160 B)" in text and "build-log line 279" in text
     assert "MEM001" in text and "reuse_rate" in text and "Hint:" in text
     assert "071345547ed223b0e57d4ccb0458ef2023c4564fc9787e5447d96ffd497ec2f9" in text  # provenance
     assert "feature-tensor table lines 177–212; Total Internal Memory Size line 279" in text

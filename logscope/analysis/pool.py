@@ -143,13 +143,8 @@ def feature_pools(frames: Mapping[str, pd.DataFrame]) -> dict[int | None, Featur
     cached = _CACHE.get("last")
     if cached is not None and cached[0] is tensors and cached[1] is memory:
         return cached[2]
-    feature = tensors[
-        (tensors["table"] == "feature")
-        & tensors["size_bytes"].notna()
-        & tensors["start_offset"].notna()
-        & tensors["end_offset"].notna()
-    ]
-    internals = _printed_internals(memory)
+    feature = usable_feature_rows(tensors)
+    internals = printed_internals(memory)
     pools: dict[int | None, FeaturePool] = {}
     for build_index, rows in feature.groupby("build_index", sort=True, dropna=False):
         index = _int(build_index)
@@ -175,18 +170,59 @@ def feature_builds(frames: Mapping[str, pd.DataFrame]) -> list[int]:
 # ----------------------------------------------------------------------------------------- building
 
 
-def _pool(
-    build_index: int | None, feature: pd.DataFrame, internal: int | None, internal_line: int | None
-) -> FeaturePool:
+@dataclass(frozen=True)
+class PoolExtent:
+    """Where the pool of one build lies: the cheap part of `FeaturePool`, without lifetimes or steps.
+
+    `logscope.analysis.derived` fills the memory frame's `feature_pool_bytes` / `feature_sum_bytes`
+    from this at parse time, and `feature_pools` builds the full pool from it: one definition.
+    """
+
+    resident: pd.Series  # bool per feature row: inside the pool
+    start_offset: int
+    span_bytes: int
+    sum_bytes: int
+    table_span_bytes: int  # max(End) - min(Start) over every feature row, rows outside the pool too
+
+
+def usable_feature_rows(tensors: pd.DataFrame) -> pd.DataFrame:
+    """Feature rows with Start, End and Size known: the rows every pool figure is computed from."""
+    return tensors[
+        (tensors["table"] == "feature")
+        & tensors["size_bytes"].notna()
+        & tensors["start_offset"].notna()
+        & tensors["end_offset"].notna()
+    ]
+
+
+def pool_extent(feature: pd.DataFrame, internal: int | None) -> PoolExtent:
+    """The resident rows, span and sum of one build's usable feature rows (module docstring)."""
     max_end = int(feature["end_offset"].max())
+    table_start = int(feature["start_offset"].min())
     resident = pd.Series(True, index=feature.index)
-    if internal is not None and max_end - int(feature["start_offset"].min()) > internal:
+    if internal is not None and max_end - table_start > internal:
         resident = feature["start_offset"] >= max_end - internal
         if not resident.any():
             resident[:] = True
-    rows, outside = feature[resident], feature[~resident]
+    rows = feature[resident]
     start = int(rows["start_offset"].min())
-    span = max_end - start
+    # One tensor is one name at one address (listed once per consumer): counted once.
+    unique = rows.assign(name=rows["name"].fillna("")).drop_duplicates(["name", "start_offset", "end_offset"])
+    return PoolExtent(
+        resident=resident,
+        start_offset=start,
+        span_bytes=max_end - start,
+        sum_bytes=int(unique["size_bytes"].sum()),
+        table_span_bytes=max_end - table_start,
+    )
+
+
+def _pool(
+    build_index: int | None, feature: pd.DataFrame, internal: int | None, internal_line: int | None
+) -> FeaturePool:
+    extent = pool_extent(feature, internal)
+    rows, outside = feature[extent.resident], feature[~extent.resident]
+    start, span = extent.start_offset, extent.span_bytes
     tensors = _tensors(rows)
     steps = _steps(tensors, start)
     bound = _bound(tensors, steps)
@@ -202,7 +238,7 @@ def _pool(
         outside_tensors=_tensors(outside),
         start_offset=start,
         span_bytes=span,
-        sum_bytes=int(tensors["size_bytes"].sum()),
+        sum_bytes=extent.sum_bytes,
         internal_bytes=internal,
         internal_line=internal_line,
         matches_total=None if internal is None else span == internal,
@@ -217,7 +253,7 @@ def _pool(
     )
 
 
-def _printed_internals(memory: pd.DataFrame | None) -> dict[int | None, tuple[int | None, int | None]]:
+def printed_internals(memory: pd.DataFrame | None) -> dict[int | None, tuple[int | None, int | None]]:
     """`Total Internal Memory Size` and its line per build: the build's first memory row that has it."""
     out: dict[int | None, tuple[int | None, int | None]] = {}
     if memory is None or memory.empty:

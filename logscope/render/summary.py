@@ -7,6 +7,7 @@ from typing import Any
 
 import pandas as pd
 
+from logscope.figures import memory_rows
 from logscope.model import ParsedLog
 from logscope.rules import Finding, Rule
 from logscope.units import human_bytes
@@ -19,53 +20,6 @@ def _pct(value: float | None) -> str:
 def render_json(logs: list[ParsedLog]) -> str:
     payload: Any = logs[0].summary() if len(logs) == 1 else [log.summary() for log in logs]
     return json.dumps(payload, indent=2, ensure_ascii=False)
-
-
-def _memory_lines(build: dict[str, Any]) -> list[tuple[str, str, str]]:
-    """(label, value, provenance) rows for one build's memory."""
-    rows: list[tuple[str, str, str]] = []
-    mem, derived, lines = build["memory"], build["derived"], build["memory_lines"]
-    source = mem.get("source")
-
-    def where(key: str) -> str:
-        return f"{source} line {lines[key]}" if lines.get(key) is not None else str(source)
-
-    for key, label in (
-        ("weight_bytes", "weight"),
-        ("internal_bytes", "internal (feature maps)"),
-        ("activation_bytes", "activation (feature maps)"),
-        ("scratch_bytes", "scratch (op internal)"),
-        ("other_bytes", "other"),
-        ("total_bytes", "total"),
-        ("model_bytes", "model file"),
-    ):
-        if key == "activation_bytes" and mem.get("internal_bytes") is not None:
-            continue  # same figure as RKNN's "internal"
-        if mem.get(key) is not None:
-            rows.append((label, human_bytes(mem[key]), where(key)))
-    primary = build["memory_sources"][0] if build["memory_sources"] else {}
-    for key, label in (
-        ("system_max_bytes", "system max (eval)"),
-        ("npu_max_bytes", "NPU max (eval)"),
-        ("max_total_bytes", "max total (eval)"),
-    ):
-        if primary.get(key) is not None:
-            rows.append((label, human_bytes(primary[key]), str(source)))
-    if mem.get("reuse_rate") is not None:
-        rows.append(("reuse rate", _pct(mem["reuse_rate"]), where("reuse_rate")))
-    if mem.get("peak_layer"):
-        rows.append(("peak layer", str(mem["peak_layer"]), str(source)))
-    if derived.get("feature_pool_bytes") is not None:
-        rows.append(
-            ("feature pool span", human_bytes(derived["feature_pool_bytes"]), "max(End) - min(Start)")
-        )
-        rows.append(("feature sum (no reuse)", human_bytes(derived["feature_sum_bytes"]), "sum(Size)"))
-        rows.append(("computed reuse", _pct(derived["computed_reuse_rate"]), "1 - span / sum"))
-    if derived.get("padding_bytes") is not None:
-        rows.append(
-            ("channel padding", human_bytes(derived["padding_bytes"]), "native - logical shape bytes")
-        )
-    return rows
 
 
 _SOURCE_FIGURES = (
@@ -138,8 +92,9 @@ def render_text(log: ParsedLog) -> str:
         board = ", ".join(f"{k.removesuffix('_version')} {v}" for k, v in b["versions"].items() if v)
         if board:
             out.append(f"  board/runtime: {board}")
-        for label, value, source in _memory_lines(b):
+        for label, value, source, broken in memory_rows(b):
             out.append(f"  {label:<26} {value:<28} [{source}]")
+            out += [f"    ! {text}" for text in broken]
         out += _other_sources_text(b)
         out += _perf_text(b["perf"])
         c = b["counts"]
@@ -340,8 +295,9 @@ def render_markdown(log: ParsedLog) -> str:
         out.append("|---|---|---|")
         out.append(f"| toolkit | {_md_escape(b['toolkit_version'] or '—')} | log |")
         out.append(f"| librknnc | {_md_escape(b['compiler_version'] or '—')} | log |")
-        for label, value, source in _memory_lines(b):
-            out.append(f"| {label} | {_md_escape(value)} | {_md_escape(source)} |")
+        for label, value, source, broken in memory_rows(b):
+            note = "".join(f"<br>⚠ {_md_escape(text)}" for text in broken)
+            out.append(f"| {label} | {_md_escape(value)}{note} | {_md_escape(source)} |")
         out.append("")
     out += _mcu_runs_markdown(s.get("runs", []))
     if log.findings:
