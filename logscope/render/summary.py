@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import textwrap
 from typing import Any
 
 import pandas as pd
@@ -67,7 +68,28 @@ def _perf_text(perf: dict[str, Any] | None, top: int = 5) -> list[str]:
     return out
 
 
-def render_text(log: ParsedLog) -> str:
+def render_text(log: ParsedLog, *, max_findings: int | None = None, width: int | None = None) -> str:
+    """The text summary. Findings are grouped by rule (count and hint once), at most `max_findings`
+    shown (None: all) with a note naming what was left out; `width` wraps every longer line."""
+    text = _render_text(log, max_findings)
+    return text if width is None else fit(text, width)
+
+
+def fit(text: str, width: int) -> str:
+    """Every line wrapped to `width` columns, continuations indented under the line's own indent."""
+    out = []
+    for line in text.splitlines():
+        if len(line) <= width:
+            out.append(line)
+            continue
+        indent = " " * (len(line) - len(line.lstrip()) + 4)
+        out += textwrap.wrap(
+            line, width, subsequent_indent=indent, break_long_words=True, break_on_hyphens=False
+        )
+    return "\n".join(out)
+
+
+def _render_text(log: ParsedLog, max_findings: int | None) -> str:
     s = log.summary()
     counts = s["line_counts"]
     out = [f"{s['source']}  [{s['kind']}]  {counts['total']} lines, {s['unparsed_lines']} unparsed"]
@@ -129,8 +151,42 @@ def render_text(log: ParsedLog) -> str:
         )
     if log.findings:
         out.append(f"\nfindings: {_finding_counts(log.findings)}")
-        out += [_finding_text(f) for f in log.findings]
+        out += _grouped_findings(log.findings, max_findings)
     return "\n".join(out)
+
+
+def _grouped_findings(findings: list[Finding], limit: int | None) -> list[str]:
+    """One block per rule (most severe rule first): code, name, severity, count, the hint once, then a
+    line per finding. Past `limit` findings, the rest are counted per rule in a closing note."""
+    groups: dict[str, list[Finding]] = {}
+    for f in findings:
+        groups.setdefault(f.code, []).append(f)
+    order = sorted(groups.values(), key=lambda g: (-max(int(f.severity or 0) for f in g), g[0].code))
+    out: list[str] = []
+    shown = 0
+    left: list[str] = []
+    for group in order:
+        first = group[0]
+        room = len(group) if limit is None else max(0, limit - shown)
+        if room == 0:
+            left.append(f"{first.code} {len(group)}")
+            continue
+        count = f" ({len(group)} findings)" if len(group) > 1 else ""
+        out.append(f"  {first.severity} {first.code} {first.name}{count}")
+        for f in group[:room]:
+            where = f"line {f.line}" if f.line is not None else "no line"
+            out.append(f"    {where}: {f.message}")
+        if len(group) > room:
+            out.append(f"    ... {len(group) - room} more {first.code} findings")
+        hints = dict.fromkeys(f.hint for f in group if f.hint)
+        out += [f"    hint: {hint}" for hint in hints]
+        shown += min(room, len(group))
+    if left:
+        out.append(
+            f"  ... {sum(int(x.split()[1]) for x in left)} more findings not shown ({', '.join(left)}): "
+            "--max-findings 0 or --format json for all"
+        )
+    return out
 
 
 # ---------------------------------------------------------------------- MCU logs (issue 4)
