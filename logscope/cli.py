@@ -125,8 +125,8 @@ def _echo(text: str) -> None:
 
     styled = Text(text)
     for word, style in (("error", "bold red"), ("warning", "yellow"), ("info", "cyan")):
-        styled.highlight_regex(rf"(?<=: ){word}(?= [A-Z]{{3}}\d{{3}})|(?<=\()({word})(?=, )", style)
-        styled.highlight_regex(rf"^\S+ {word}\b", style)
+        styled.highlight_regex(rf"(?m)^ *{word}(?= [A-Z]{{3}}\d{{3}} )", style)  # a rule's block header
+        styled.highlight_regex(rf"(?<=\d )({word})s?\b", style)  # the counts: "2 warning"
     console.print(styled)
 
 

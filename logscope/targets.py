@@ -36,5 +36,8 @@ CHIPS: dict[str, dict[str, Any]] = {
     "rk3562": {"npu_cores": 1, "sram_bytes": None},
     "rv1106": {"npu_cores": 1, "sram_bytes": None},
     "rv1103": {"npu_cores": 1, "sram_bytes": None},
+    # Toolkit 1 chips (their logs parse: fixtures 12 and 25, rk1808 and rv1126); no public SRAM figure.
+    "rk1808": {"npu_cores": 1, "sram_bytes": None},
+    "rv1126": {"npu_cores": 1, "sram_bytes": None},
     "stm32f746": {"sram_bytes": 320 * KiB},
 }
