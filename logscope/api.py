@@ -17,7 +17,6 @@ from logscope.parsers.mcu import parse_mcu_blocks
 from logscope.parsers.rknn import parse_rknn_blocks
 from logscope.rules import Config, analyze_log, resolve_config
 
-
 STDIN = "-"  # the path that reads standard input
 
 

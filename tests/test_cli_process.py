@@ -102,7 +102,8 @@ def test_report_goes_on_past_a_bad_file(tmp_path: Path) -> None:
     result = run("report", str(tmp_path / "nope.log"), str(R29), "-o", str(out))
     assert result.returncode == 2 and out.is_file()
     err = result.stderr.decode()
-    assert f"wrote {out}" in err and "nope.log: no such file" in err and "the report covers the other 1" in err
+    assert f"wrote {out}" in err and "nope.log: no such file" in err
+    assert "the report covers the other 1" in err
 
 
 def test_help_keeps_brackets() -> None:

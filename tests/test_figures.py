@@ -27,7 +27,8 @@ from logscope.plots.data import address_layout
 from logscope.render.diff import diff_dict, render_diff_text
 from logscope.render.summary import render_markdown, render_text
 from logscope.report import build_report
-from logscope.report.render import render_html, render_json, render_markdown as render_report_markdown
+from logscope.report.render import render_html, render_json
+from logscope.report.render import render_markdown as render_report_markdown
 from logscope.rules import Config, analyze_log
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
