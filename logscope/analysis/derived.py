@@ -54,9 +54,8 @@ def derive_memory(
     usable = usable_feature_rows(tensors)
     usable = usable[usable["build_index"].notna()]
     for build_index, rows in usable.groupby("build_index", sort=True):
-        extent = pool_extent(
-            rows.sort_values("line", kind="stable"), internals.get(int(build_index), (None,))[0]
-        )
+        internal = internals.get(_int(build_index), (None, None))[0]
+        extent = pool_extent(rows.sort_values("line", kind="stable"), internal)
         span, total = extent.span_bytes, extent.sum_bytes
         out[build_index] = {
             "feature_pool_bytes": span,
@@ -92,10 +91,12 @@ def derive_memory(
     const_spans = const.agg(
         end=("end_offset", "max"), start=("start_offset", "min"), total=("size_bytes", "sum")
     )
-    for build_index, row in const_spans.iterrows():
-        span = _int(row["end"] - row["start"])
-        out.setdefault(build_index, {}).update(
-            {"const_span_bytes": span, "const_sum_bytes": int(row["total"])}
+    for const_index, const_row in const_spans.iterrows():
+        out.setdefault(const_index, {}).update(
+            {
+                "const_span_bytes": _int(const_row["end"] - const_row["start"]),
+                "const_sum_bytes": int(const_row["total"]),
+            }
         )
     return dict(sorted(out.items())), checks
 
