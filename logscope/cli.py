@@ -20,7 +20,7 @@ from logscope.api import analyze, parse
 from logscope.errors import LogscopeError
 from logscope.model import ParsedLog
 from logscope.render.frames_out import write_frames
-from logscope.render.summary import render_json, render_markdown, render_rule_list, render_text
+from logscope.render.summary import fit, render_json, render_markdown, render_rule_list, render_text
 from logscope.rules import RULES, Config, analyze_log, get_rule, resolve_config, worst_severity
 from logscope.rules.docs import explain_text
 
@@ -115,8 +115,11 @@ def _wrote(path: Path | str) -> None:
     _stderr().print(f"wrote {path}", markup=False)
 
 
-def _echo(text: str) -> None:
-    """Text output: severities coloured on a terminal only (rich honours NO_COLOR and TERM=dumb)."""
+def _echo(text: str, width: int | None = TEXT_WIDTH) -> None:
+    """Text output, wrapped to `width` columns; severities coloured on a terminal only (rich honours
+    NO_COLOR and TERM=dumb)."""
+    if width is not None:
+        text = fit(text, width)
     console = Console(highlight=False, soft_wrap=True)
     if not console.is_terminal or console.no_color:
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
@@ -222,7 +225,7 @@ def parse_command(
         else:
             limit = None if verbose or max_findings <= 0 else max_findings
             width = None if verbose else TEXT_WIDTH
-            _echo("\n\n".join(render_text(log, max_findings=limit, width=width) for log in logs))
+            _echo("\n\n".join(render_text(log, max_findings=limit) for log in logs), width)
     if bad:
         if len(files) > 1:
             _error(f"{bad} of {len(files)} files could not be read (above)")
@@ -239,7 +242,7 @@ def parse_command(
 @app.command("rules")
 def rules_command() -> None:
     """List every rule: code, name, default severity, what goes wrong."""
-    sys.stdout.write(render_rule_list(RULES) + "\n")
+    _echo(render_rule_list(RULES))
 
 
 @app.command("explain")
@@ -489,7 +492,12 @@ def audit_command(
 def trend_command(
     db: Path = typer.Option(Path("audit.duckdb"), "--db", help="An audit database (logscope audit)."),
     metric: str = typer.Option("internal_bytes", "--metric", help="A build_metrics column (docs/audit.md)."),
-    by: str | None = typer.Option(None, "--by", help="Group by: target_platform, toolkit_version, path, ..."),
+    by: str = typer.Option(
+        "model",
+        "--by",
+        help="Group by: model (the same layer or tensor table; the default), all (one group), "
+        "target_platform, toolkit_version, path, ...",
+    ),
     threshold: float = typer.Option(
         5.0, "--threshold", help="Regression: a change for the worse over PCT %."
     ),
@@ -534,6 +542,8 @@ def trend_command(
         if output is not None:
             output.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
             _wrote(output)
+        elif fmt is TrendFormat.text:
+            _echo(text)
         else:
             sys.stdout.write(text if text.endswith("\n") else text + "\n")
     except OSError as exc:
