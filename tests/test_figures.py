@@ -284,3 +284,31 @@ def test_every_figure_has_a_unique_label_and_a_definition() -> None:
     for f in FIGURES:
         assert f.definition and f.unit in ("B", "ratio") and f.source in ("log", "derived")
         assert f.source == "log" or f.formula, f.key
+
+
+def test_multi_build_log_names_every_build(tmp_path: Path) -> None:
+    """A generated 5-build log: every figure of the report's summary names its build, the builds left
+    out are named in a note, the breakdown plot says how many bars it drew, and each figure still
+    has one value in every output."""
+    import sys
+
+    sys.path.insert(0, str(FIXTURES.parent))
+    from benchmarks.generate import generate_log
+
+    path = tmp_path / "five.log"
+    generate_log(path, builds=5, seed=3)
+    log = analyze_log(logscope.parse(path), Config())
+    report = build_report([log])
+    headline = [(h.label, h.value, h.where) for h in report.files[0].headline]
+    (note,) = [h for h in headline if h[0] == "builds"]
+    assert "5 builds; 3 shown, 2 left out (builds 2–3)" in note[1]
+    shown = {int(m.group(1)) for label, _, _ in headline if (m := re.match(r"^build (\d+)", label))}
+    assert shown == {0, 1, 4}  # the first two, and the build the memory plot draws
+    for label, _, _ in headline:
+        assert label == "builds" or re.match(r"^build \d+", label), label
+    expected = _expected(log)
+    builds = [b["index"] for b in log.summary()["builds"]]
+    _check("report", "", expected, _from_headline([(h[0], h[1]) for h in headline], builds))
+    _check("text", "", expected, _from_text(render_text(log)))
+    tables = {t.key: t for t in report.files[0].tables}
+    assert tables["largest_tensors"].columns[0] == "build"

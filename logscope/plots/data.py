@@ -336,8 +336,12 @@ _RKNN_CATEGORIES = (
 )
 
 
-def breakdown_bars(log: LogLike, limit: int = 24) -> list[BreakdownBar]:
-    """Bars per build and source (RKNN memory rows), or per reported figure (MCU `arena` rows)."""
+BREAKDOWN_BARS = 24  # bars one breakdown plot draws; the plot names how many it left out
+
+
+def breakdown_bars(log: LogLike, limit: int | None = BREAKDOWN_BARS) -> list[BreakdownBar]:
+    """Bars per build and source (RKNN memory rows), or per reported figure (MCU `arena` rows); the
+    first `limit` (None: all)."""
     frames = frames_of(log)
     bars: list[BreakdownBar] = []
     for row in frame_of(frames, "memory").to_dict("records"):
@@ -383,7 +387,8 @@ def breakdown_bars(log: LogLike, limit: int = 24) -> list[BreakdownBar]:
     arena = frame_of(frames, "arena")
     if len(arena):
         used = arena[arena["used_bytes"].notna() & (arena["used_bytes"] > 0)]
-        for row in used.sort_values("used_bytes", ascending=False).head(limit).to_dict("records"):
+        ranked = used.sort_values("used_bytes", ascending=False)
+        for row in (ranked if limit is None else ranked.head(limit)).to_dict("records"):
             category = as_str(row["category"]) or "figure"
             region = as_str(row["region"])
             name = f"{region}: {category}" if region and region not in category else category
@@ -395,7 +400,7 @@ def breakdown_bars(log: LogLike, limit: int = 24) -> list[BreakdownBar]:
                     is_total="total" in category.lower(),
                 )
             )
-    return bars[:limit]
+    return bars if limit is None else bars[:limit]
 
 
 # --------------------------------------------------------------------------- fragmentation

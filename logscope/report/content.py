@@ -439,11 +439,18 @@ def _plot_spec(log: ParsedLog, kind: str, budget_bytes: int | None) -> PlotSpec:
         )
     if kind == "breakdown":
         bars = breakdown_bars(log)
+        every = len(breakdown_bars(log, limit=None))
         bar_lines = sorted({ln for b in bars for _, _, ln in b.segments if ln is not None})
+        cut = (
+            f" The first {len(bars)} of {every} bars are drawn; the JSON summary lists every build."
+            if every > len(bars)
+            else ""
+        )
         return PlotSpec(
             kind,
             "Memory breakdown",
-            "Each source's own figures, never added across sources; a black tick is a total the log prints.",
+            "Each source's own figures, never added across sources; a black tick is a total the log prints."
+            + cut,
             f"lines {', '.join(map(str, bar_lines))}" if bar_lines else "",
             {
                 "bars": [
@@ -523,12 +530,15 @@ def _tables(log: ParsedLog) -> list[Table]:
 def _largest_tensors(log: ParsedLog) -> Table:
     tensors = frame_of(log.frames, "tensors")
     rows = tensors[tensors["size_bytes"].notna()].nlargest(TABLE_ROWS, "size_bytes")
+    many = _multi_build(log)
     return Table(
         "largest_tensors",
         "Largest tensors",
-        ("table", "op", "user op", "tensor", "dtype", "shape", "native shape", "size", "start", "line"),
+        ("build",) * many
+        + ("table", "op", "user op", "tensor", "dtype", "shape", "native shape", "size", "start", "line"),
         tuple(
-            (
+            (as_int(r.build_index),) * many
+            + (
                 r.table,
                 as_int(r.op_id),
                 as_str(r.user_op),
@@ -542,7 +552,9 @@ def _largest_tensors(log: ParsedLog) -> Table:
             )
             for r in rows.itertuples(index=False)
         ),
-        f"{TABLE_ROWS} largest of {len(tensors)} rows (feature and const tables)"
+        f"{TABLE_ROWS} largest of {len(tensors)} rows (feature and const tables"
+        + (f", {len(log.frames['builds'])} builds" if many else "")
+        + ")"
         if len(tensors) > TABLE_ROWS
         else "",
     )
@@ -550,14 +562,23 @@ def _largest_tensors(log: ParsedLog) -> Table:
 
 def _padding(log: ParsedLog) -> Table:
     tensors = frame_of(log.frames, "tensors")
-    padded = tensors[tensors["padding_bytes"].notna() & (tensors["padding_bytes"] > 0)]
+    padded = tensors[
+        tensors["padding_bytes"].notna()
+        & (tensors["padding_bytes"] > 0)
+        & (tensors["padding_bytes"] <= tensors["size_bytes"])  # the padding figure's invariant
+    ]
     rows = padded.nlargest(TABLE_ROWS, "padding_bytes")
+    many = _multi_build(log)
+    checks = log.frames["figure_checks"]
+    broken = int((checks["figure"] == "padding_bytes").sum())
     return Table(
         "padding",
         "Padding overhead (native − logical shape bytes)",
-        ("tensor", "dtype", "shape", "native shape", "logical", "native", "padding", "share", "line"),
+        ("build",) * many
+        + ("tensor", "dtype", "shape", "native shape", "logical", "native", "padding", "share", "line"),
         tuple(
-            (
+            (as_int(r.build_index),) * many
+            + (
                 as_str(r.name),
                 as_str(r.dtype),
                 as_str(r.orig_shape),
@@ -572,10 +593,18 @@ def _padding(log: ParsedLog) -> Table:
             )
             for r in rows.itertuples(index=False)
         ),
-        f"top {TABLE_ROWS} of {len(padded)} padded tensors, "
-        f"{human(int(padded['padding_bytes'].sum()))} in all"
-        if len(padded)
-        else "",
+        (
+            f"top {TABLE_ROWS} of {len(padded)} padded tensors, "
+            f"{human(int(padded['padding_bytes'].sum()))} in all"
+            + (f" over {len(log.frames['builds'])} builds" if many else "")
+            if len(padded)
+            else ""
+        )
+        + (
+            f"; {broken} rows left out: their padding breaks an invariant (see the figure checks)"
+            if broken
+            else ""
+        ),
     )
 
 
@@ -764,6 +793,11 @@ def _messages(log: ParsedLog) -> Table:
         ),
         f"first {TABLE_ROWS} of {len(rows)}" if len(rows) > TABLE_ROWS else "",
     )
+
+
+def _multi_build(log: ParsedLog) -> bool:
+    """Tables of a log with several builds name each row's build."""
+    return len(log.frames["builds"]) > 1
 
 
 # -------------------------------------------------------------------------------------- provenance
