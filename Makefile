@@ -49,6 +49,7 @@ rules-doc: $(STAMP)
 # Every generated reference: rules (from the rule modules) and the CLI (from the typer app).
 docs: rules-doc
 	$(BIN)/python -m logscope.cli_docs > docs/cli.md
+	$(BIN)/python -m logscope.figures > docs/figures.md
 
 # Render one HTML report and screenshot it with headless Chromium (Debian: apt-get install -y chromium),
 # then look at build/check-html/report.png. Not part of `make test`: it needs a browser.

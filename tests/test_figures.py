@@ -312,3 +312,10 @@ def test_multi_build_log_names_every_build(tmp_path: Path) -> None:
     _check("text", "", expected, _from_text(render_text(log)))
     tables = {t.key: t for t in report.files[0].tables}
     assert tables["largest_tensors"].columns[0] == "build"
+
+
+def test_figures_doc_is_current() -> None:
+    from logscope.figures import render_figures_markdown
+
+    doc = FIXTURES.parent / "docs" / "figures.md"
+    assert doc.read_text(encoding="utf-8") == render_figures_markdown(), "run `make docs`"
