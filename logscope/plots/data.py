@@ -49,9 +49,12 @@ import pandas as pd
 
 from logscope.analysis import pool as analysis_pool
 from logscope.analysis.pool import FeaturePool
+from logscope.figures import figure
 from logscope.plots._common import LogLike, as_int, as_str, frame_of, frames_of, line_range
 
 # --------------------------------------------------------------------------- RKNN feature pool
+
+POOL_SPAN = figure("feature_pool_bytes")  # the label and definition every output uses
 
 
 @dataclass(frozen=True)
@@ -261,9 +264,9 @@ def _rknn_map(pool: FeaturePool) -> AddressMap:
     if pool.internal_bytes is not None:
         equal = "=" if pool.matches_total else "≠"
         where = f" (line {pool.internal_line})" if pool.internal_line is not None else ""
-        span_label = f"pool span {{span}} {equal} Total Internal Memory Size{where}"
+        span_label = f"{POOL_SPAN.label} {{span}} {equal} Total Internal Memory Size{where}"
     else:
-        span_label = "pool span {span} = max(End) - min(Start)"
+        span_label = f"{POOL_SPAN.label} {{span}} = {POOL_SPAN.formula}"
     return AddressMap(
         title=f"feature tensor address map, build {pool.build_index}",
         x_label="layer (operator id; a tensor lives from the layer before its consumer to its last consumer)",

@@ -13,6 +13,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from logscope.figures import figure
 from logscope.plots._common import (
     COLORS,
     LogLike,
@@ -28,6 +29,8 @@ from logscope.plots.data import FeatureCurve, McuCurve, feature_curve, mcu_curve
 
 MAX_POINTS = 1500  # beyond this many layers or steps, consecutive points are binned (max kept)
 MAX_RUNS_DRAWN = 6  # more runs than this: the min-max envelope over runs and the run with the top peak
+
+POOL_SPAN = figure("feature_pool_bytes")  # the label and definition every output uses
 
 
 def plot_memory(
@@ -145,8 +148,8 @@ def _draw_feature(ax: Axes, curve: FeatureCurve) -> float:
         color=COLORS["pool"],
         linestyle="--",
         linewidth=1,
-        label=f"pool span {human(pool.span_bytes)}"
-        + (f" = Total Internal Memory Size{where}" if pool.matches_total else ""),
+        label=f"{POOL_SPAN.label} {human(pool.span_bytes)}"
+        + (f" = Total Internal Memory Size{where}" if pool.matches_total else f" ({POOL_SPAN.formula})"),
     )
     ax.set_xlim(x.min() - 0.5, x.max() + 0.5)
     _mark_peak(
