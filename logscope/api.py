@@ -54,7 +54,7 @@ def _parse_blocks(source: LogSource, blocks: Iterator[tuple[list[str], list[int]
         log = parse_mcu_blocks(source, lines)
         add_mcu_memory(log)
         return _not_empty(log, source.path)
-    return _not_empty(_checked(parse_rknn_blocks(source, lines), source.path), source.path)
+    return _checked(_not_empty(parse_rknn_blocks(source, lines), source.path), source.path)
 
 
 def _not_empty(log: ParsedLog, path: str) -> ParsedLog:

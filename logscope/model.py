@@ -257,6 +257,19 @@ def concat(logs: list[ParsedLog], name: str) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
+def versions_text(build: dict[str, Any]) -> str:
+    """`toolkit 1.5.2, librknnc 1.5.2, target rv1106` of a build of `summary()`: what it was built with."""
+    return ", ".join(
+        f"{k} {v}"
+        for k, v in (
+            ("toolkit", build["toolkit_version"]),
+            ("librknnc", build["compiler_version"]),
+            ("target", build["target_platform"]),
+        )
+        if v
+    )
+
+
 def _zero_counts() -> dict[str, int]:
     return {
         "layers": 0,

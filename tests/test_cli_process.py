@@ -68,13 +68,18 @@ def test_usage_errors_are_one_line(args: list[str], says: str) -> None:
 def test_empty_and_non_log_input_exit_2(tmp_path: Path) -> None:
     empty = tmp_path / "empty.log"
     empty.write_bytes(b"")
-    assert "empty" in _one_error_line(run("parse", str(empty)))
     blank = tmp_path / "blank.log"
     blank.write_bytes(b"\n\n  \n")
-    assert "empty" in _one_error_line(run("parse", str(blank)))
     prose = tmp_path / "prose.txt"
     prose.write_text("Dear diary, today nothing was compiled.\n")
-    assert "no RKNN-Toolkit or runtime log line recognised" in _one_error_line(run("parse", str(prose)))
+    result = run("parse", str(empty), str(blank), str(prose))
+    assert result.returncode == 2 and result.stdout == b""
+    assert result.stderr.decode().splitlines() == [
+        f"logscope: error: {empty}: empty (no line to read)",
+        f"logscope: error: {blank}: empty (no line to read)",
+        f"logscope: error: {prose}: no RKNN-Toolkit or runtime log line recognised in 1 lines",
+        "logscope: error: 3 of 3 files could not be read (above)",
+    ]
     assert "empty" in _one_error_line(run("parse", "-", stdin=b""))
 
 
@@ -132,15 +137,19 @@ def big_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from benchmarks.generate import generate_log
 
     path = tmp_path_factory.mktemp("gen") / "gen.log"
-    generate_log(path, builds=4, seed=3)
+    generate_log(path, builds=2, seed=3)
     return path
 
 
 def test_text_fits_100_columns_and_findings_are_grouped(big_log: Path) -> None:
-    for path in (MOBILENET, R29, MCU, big_log):
-        result = run("parse", str(path))
-        text = result.stdout.decode()
-        assert max(len(line) for line in text.splitlines()) <= 100, path
+    every = run("parse", str(MOBILENET), str(R29), str(MCU), str(big_log), "--max-findings", "0")
+    text = every.stdout.decode()
+    assert max(len(line) for line in text.splitlines()) <= 100
+    import logscope
+
+    count = len(logscope.analyze(big_log).findings)
+    big = text.split(f"{big_log}  [", 1)[1]
+    assert len(re.findall(r"^    (line \d+|no line): ", big, re.MULTILINE)) == count  # 0: all shown
     text = run("parse", str(big_log), "--max-findings", "5").stdout.decode()
     headers = re.findall(r"^  (error|warning|info) ([A-Z]{3}\d{3}) ", text, re.MULTILINE)
     assert len(headers) == len({code for _, code in headers})  # one block per rule
@@ -150,11 +159,6 @@ def test_text_fits_100_columns_and_findings_are_grouped(big_log: Path) -> None:
     for code in {code for _, code in headers}:
         block = text.split(f" {code} ", 1)[1].split("\n  ", 1)[0]
         assert block.count("hint:") <= 1
-    everything = run("parse", str(big_log), "--max-findings", "0").stdout.decode()
-    import json
-
-    count = len(json.loads(run("parse", str(big_log), "-f", "json").stdout)["findings"])
-    assert len(re.findall(r"^    (line \d+|no line): ", everything, re.MULTILINE)) == count
 
 
 def test_every_written_file_is_announced(tmp_path: Path) -> None:
@@ -178,6 +182,6 @@ def test_check_on_an_mcu_trace_says_what_it_cannot_compare(tmp_path: Path) -> No
 
 
 def test_targets_of_logs_that_parse_are_accepted() -> None:
-    for target in ("rv1126", "rk1808"):
-        result = run("parse", str(R29), "--target", target)
-        assert result.returncode in (0, 1), result.stderr
+    rv1126 = RKNN / "25-issue-rl-tk1-388-eval-perf-wrapped-names-rv1126.log"
+    result = run("parse", str(rv1126), "--target", "rv1126")
+    assert result.returncode in (0, 1), result.stderr

@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 
 from logscope.figures import memory_rows
-from logscope.model import ParsedLog
+from logscope.model import ParsedLog, versions_text
 from logscope.rules import Finding, Rule
 from logscope.units import human_bytes
 
@@ -99,15 +99,7 @@ def _render_text(log: ParsedLog, max_findings: int | None) -> str:
         head = f"build {b['index']} ({b['kind']}): {b['status']}"
         if b["status_reason"]:
             head += f" ({b['status_reason']})"
-        versions = ", ".join(
-            f"{k} {v}"
-            for k, v in (
-                ("toolkit", b["toolkit_version"]),
-                ("librknnc", b["compiler_version"]),
-                ("target", b["target_platform"]),
-            )
-            if v
-        )
+        versions = versions_text(b)
         out.append(
             f"\n{head}" + (f" — {versions}" if versions else "") + f"  lines {b['lines'][0]}-{b['lines'][1]}"
         )

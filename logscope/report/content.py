@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 
 from logscope.figures import FIGURES, figure, format_value, memory_rows
-from logscope.model import ParsedLog
+from logscope.model import ParsedLog, versions_text
 from logscope.plots import available_plots
 from logscope.plots._common import as_int, as_str, frame_of, human, line_range
 from logscope.plots.data import (
@@ -226,15 +226,7 @@ def _headline(log: ParsedLog, budget_bytes: int | None) -> list[Headline]:
         )
     for b in shown:
         prefix = f"build {b['index']}: " if many else ""
-        versions = ", ".join(
-            f"{k} {v}"
-            for k, v in (
-                ("toolkit", b["toolkit_version"]),
-                ("librknnc", b["compiler_version"]),
-                ("target", b["target_platform"]),
-            )
-            if v
-        )
+        versions = versions_text(b)
         status = (b["status"] or "unknown") + (f" ({b['status_reason']})" if b["status_reason"] else "")
         out.append(
             Headline(
