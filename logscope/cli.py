@@ -19,6 +19,7 @@ from rich.console import Console
 from logscope.api import analyze, parse
 from logscope.errors import LogscopeError
 from logscope.model import ParsedLog
+from logscope.render.ci import LogFindings
 from logscope.render.frames_out import write_frames
 from logscope.render.summary import fit, render_json, render_markdown, render_rule_list, render_text
 from logscope.rules import RULES, Config, analyze_log, get_rule, resolve_config, worst_severity
@@ -40,6 +41,38 @@ class OutputFormat(str, Enum):
     text = "text"
     json = "json"
     markdown = "markdown"
+
+
+class ParseFormat(str, Enum):
+    """`parse` prints summaries, or findings in the formats CI systems read."""
+
+    text = "text"
+    json = "json"
+    markdown = "markdown"
+    sarif = "sarif"
+    github = "github"
+    junit = "junit"
+
+
+CI_FORMATS = ("sarif", "github", "junit")
+
+
+def _write_ci_format(fmt: str, logs: list[LogFindings]) -> bool:
+    """SARIF, GitHub annotations or JUnit on stdout; False when `fmt` is none of them."""
+    from logscope import __version__
+    from logscope.render.ci import render_github, render_junit, render_sarif
+
+    if fmt == "sarif":
+        text = render_sarif(logs, RULES, __version__)
+    elif fmt == "github":
+        text = render_github(logs)
+    elif fmt == "junit":
+        text = render_junit(logs)
+    else:
+        return False
+    if text:
+        sys.stdout.write(text + "\n")
+    return True
 
 
 class FramesFormat(str, Enum):
@@ -173,7 +206,12 @@ def parse_command(
     files: list[Path] = typer.Argument(
         ..., help="Log files (plain, .gz, .xz, .bz2); - reads standard input."
     ),
-    output_format: OutputFormat = typer.Option(OutputFormat.text, "--format", "-f", help="Output format."),
+    output_format: ParseFormat = typer.Option(
+        ParseFormat.text,
+        "--format",
+        "-f",
+        help="text, json, markdown; or for CI: sarif (code scanning), github (annotations), junit.",
+    ),
     frames_out: FramesOutOption = None,
     frames_format: FramesFormatOption = FramesFormat.parquet,
     fail_on: FailOnOption = None,
@@ -217,15 +255,20 @@ def parse_command(
                     _wrote(written)
         except OSError as exc:
             raise _fail(f"cannot write frames to {frames_out}: {exc.strerror or exc}") from None
-    if logs:
-        if output_format is OutputFormat.json:
-            sys.stdout.write(render_json(logs) + "\n")
-        elif output_format is OutputFormat.markdown:
-            sys.stdout.write("\n\n".join(render_markdown(log) for log in logs) + "\n")
-        else:
-            limit = None if verbose or max_findings <= 0 else max_findings
-            width = None if verbose else TEXT_WIDTH
-            _echo("\n\n".join(render_text(log, max_findings=limit) for log in logs), width)
+    ci_logs = [
+        LogFindings(log.source, log.findings, config.fail_on)
+        for log, config in zip(logs, configs, strict=True)
+    ]
+    if _write_ci_format(output_format.value, ci_logs) or not logs:
+        pass
+    elif output_format is ParseFormat.json:
+        sys.stdout.write(render_json(logs) + "\n")
+    elif output_format is ParseFormat.markdown:
+        sys.stdout.write("\n\n".join(render_markdown(log) for log in logs) + "\n")
+    else:
+        limit = None if verbose or max_findings <= 0 else max_findings
+        width = None if verbose else TEXT_WIDTH
+        _echo("\n\n".join(render_text(log, max_findings=limit) for log in logs), width)
     if bad:
         if len(files) > 1:
             _error(f"{bad} of {len(files)} files could not be read (above)")
@@ -414,6 +457,14 @@ class TrendFormat(str, Enum):
 _PLOT_SUFFIXES = {".png": TrendFormat.png, ".svg": TrendFormat.png, ".pdf": TrendFormat.png}
 
 
+class AuditFormat(str, Enum):
+    text = "text"
+    json = "json"
+    sarif = "sarif"
+    github = "github"
+    junit = "junit"
+
+
 @app.command("audit")
 def audit_command(
     paths: list[str] = typer.Argument(..., help="Log files, folders (walked recursively) and globs."),
@@ -439,8 +490,11 @@ def audit_command(
     select: SelectOption = None,
     ignore: IgnoreOption = None,
     target_preset: TargetOption = None,
-    output_format: TextOrJson = typer.Option(
-        TextOrJson.text, "--format", "-f", help="Summary as text or json."
+    output_format: AuditFormat = typer.Option(
+        AuditFormat.text,
+        "--format",
+        "-f",
+        help="Summary as text or json; or every discovered file's stored findings as sarif, github, junit.",
     ),
     verbose: bool = typer.Option(
         False, "--verbose", "-v", help="A line per committed batch and failed file."
@@ -482,7 +536,15 @@ def audit_command(
         raise typer.Exit(code=130) from None
     except LogscopeError as exc:
         raise _fail(str(exc)) from None
-    if output_format is TextOrJson.json:
+    if output_format.value in CI_FORMATS:
+        from logscope.audit.export import stored_findings
+
+        try:
+            stored = stored_findings(db, report.paths)
+        except LogscopeError as exc:
+            raise _fail(str(exc)) from None
+        _write_ci_format(output_format.value, stored)
+    elif output_format is AuditFormat.json:
         sys.stdout.write(render_audit_json(report) + "\n")
     else:
         Console(highlight=False, soft_wrap=True).print(summary_table(report))
@@ -562,6 +624,12 @@ def diff_command(
         help="Exit 1 when a memory figure grew by more than PCT %.",
     ),
     config_path: ConfigOption = None,
+    output: Path | None = typer.Option(
+        None,
+        "--output",
+        "-o",
+        help="Also write a visual comparison: diff.html (interactive, offline) or diff.md (+ PNG).",
+    ),
 ) -> None:
     """Compare two builds: versions, memory, reuse, layer targets, fusions, tensor sizes, new warnings."""
     from logscope.analysis.diff import diff_builds, split_build_ref
@@ -572,8 +640,17 @@ def diff_command(
         old_log = analyze(old_path, _config(old_path, config_path))
         new_log = old_log if new_path == old_path else analyze(new_path, _config(new_path, config_path))
         diff = diff_builds(old_log, new_log, old_index, new_index)
+        written = []
+        if output is not None:
+            from logscope.report.diffpage import write_diff
+
+            written = write_diff(old_log, new_log, diff, output, fail_on_regression)
     except LogscopeError as exc:
         raise _fail(str(exc)) from None
+    except OSError as exc:
+        raise _fail(f"cannot write {output}: {exc.strerror or exc}") from None
+    for path in written:
+        _wrote(path)
     if output_format is OutputFormat.json:
         sys.stdout.write(render_diff_json(diff, fail_on_regression) + "\n")
     elif output_format is OutputFormat.markdown:
@@ -646,6 +723,9 @@ def report_command(
     files: list[Path] = typer.Argument(..., help="Log files; one section each."),
     output: Path = typer.Option(..., "--output", "-o", help="report.html, report.md or report.json."),
     compact: bool = typer.Option(False, "--compact", help="Markdown of at most ~60 lines, no images."),
+    static: bool = typer.Option(
+        False, "--static", help="HTML with PNG plots and no script (default: interactive, still offline)."
+    ),
     config_path: ConfigOption = None,
     target_preset: TargetOption = None,
     sram: SramOption = None,
@@ -684,7 +764,7 @@ def report_command(
                 references=references,
                 reference_label=f"{onnx_model.name} (RKNN emulation)" if onnx_model else "reference",
             )
-            for path in write_report(report, output, compact=compact):
+            for path in write_report(report, output, compact=compact, static=static):
                 _wrote(path)
         except LogscopeError as exc:
             raise _fail(str(exc)) from None
