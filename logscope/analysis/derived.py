@@ -4,7 +4,7 @@ Every figure's label, unit and definition is in `logscope.figures.FIGURES`; this
 Per build, over the feature-tensor rows with Start, End and Size known:
 
 - `feature_pool_bytes`, `feature_sum_bytes`: the span and the no-reuse sum of the pool-resident rows,
-  computed by `logscope.analysis.pool.pool_extent`, the one definition the rules, plots and reports
+  computed by `logscope.analysis.pool.pool_extents`, the one definition the rules, plots and reports
   read too. In [09] the span equals `Total Internal Memory Size` (0x601280 - 0x454680 = 1756160).
 - `feature_table_span_bytes` = max(End) - min(Start) over every feature row, rows outside the pool
   included (in [29] the graph input and output sit in DMA buffers below the pool: 2,362,368 B for a
@@ -33,9 +33,21 @@ from typing import Any
 
 import pandas as pd
 
-from logscope.analysis.pool import pool_extent, printed_internals, usable_feature_rows
+from logscope.analysis.pool import pool_extents, printed_internals, usable_feature_rows
 from logscope.frames import build_frame
 from logscope.model import ParsedLog
+
+_COLUMNS = (
+    "build_index",
+    "table",
+    "name",
+    "start_offset",
+    "end_offset",
+    "size_bytes",
+    "padding_bytes",
+    "logical_bytes",
+    "line",
+)
 
 
 def _int(value: Any) -> int | None:
@@ -50,16 +62,17 @@ def derive_memory(
     checks: list[dict[str, Any]] = []
     if tensors.empty:
         return out, checks
-    internals = printed_internals(memory)
-    usable = usable_feature_rows(tensors)
+    # Only these columns: filtering the name and shape strings of every row costs more than the rest.
+    needed = tensors[list(_COLUMNS)]
+    usable = usable_feature_rows(needed)
     usable = usable[usable["build_index"].notna()]
-    for build_index, rows in usable.groupby("build_index", sort=True):
-        internal = internals.get(_int(build_index), (None, None))[0]
-        extent = pool_extent(rows.sort_values("line", kind="stable"), internal)
-        span, total = extent.span_bytes, extent.sum_bytes
+    _, extents = pool_extents(usable, printed_internals(memory))
+    first_lines = usable.groupby("build_index")["line"].min().to_dict()
+    for build_index, extent in extents.iterrows():
+        span, total = int(extent["span_bytes"]), int(extent["sum_bytes"])
         out[build_index] = {
             "feature_pool_bytes": span,
-            "feature_table_span_bytes": extent.table_span_bytes,
+            "feature_table_span_bytes": int(extent["table_span_bytes"]),
             "feature_sum_bytes": total,
             "computed_reuse_rate": 1.0 - span / total if total else None,
         }
@@ -71,22 +84,23 @@ def derive_memory(
                     "invariant": "feature_pool_bytes <= feature_sum_bytes",
                     "reason": f"the pool spans {span} B for {total} B of tensors: {span - total} B of gaps "
                     "(alignment) between them, so 1 - span / sum is below zero and measures no reuse",
-                    "line": int(rows["line"].min()),
+                    "line": int(first_lines[build_index]),
                 }
             )
-    sized = tensors[tensors["size_bytes"].notna() & tensors["build_index"].notna()]
+    sized = needed[needed["size_bytes"].notna() & needed["build_index"].notna()]
     feature = sized[sized["table"] == "feature"]
     padding = feature["padding_bytes"]
     known = padding.notna()
-    sound = known & (padding >= 0) & (padding <= feature["size_bytes"])
-    for row in feature[known & ~sound].itertuples(index=False):
+    sound = (known & (padding >= 0) & (padding <= feature["size_bytes"])).fillna(False).astype(bool)
+    for row in tensors.loc[feature.index[(known & ~sound).to_numpy()]].itertuples(index=False):
         checks.append(_padding_check(row))
-    for build_index, rows in feature.groupby("build_index", sort=True):
-        ok = sound[rows.index]
-        figures = out.setdefault(build_index, {})
-        logical = rows["logical_bytes"]
-        figures["logical_feature_bytes"] = int(logical.sum()) if logical.notna().any() else None
-        figures["padding_bytes"] = int(rows.loc[ok, "padding_bytes"].sum()) if ok.any() else None
+    builds = feature.groupby("build_index", sort=True)
+    logical = builds["logical_bytes"].agg(["sum", "count"])
+    good = feature[sound].groupby("build_index", sort=True)["padding_bytes"].sum().to_dict()
+    for index, total, count in zip(logical.index, logical["sum"], logical["count"], strict=True):
+        figures = out.setdefault(index, {})
+        figures["logical_feature_bytes"] = int(total) if count else None
+        figures["padding_bytes"] = int(good[index]) if index in good else None
     const = sized[sized["table"] == "const"].groupby("build_index")
     const_spans = const.agg(
         end=("end_offset", "max"), start=("start_offset", "min"), total=("size_bytes", "sum")

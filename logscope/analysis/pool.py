@@ -145,11 +145,14 @@ def feature_pools(frames: Mapping[str, pd.DataFrame]) -> dict[int | None, Featur
         return cached[2]
     feature = usable_feature_rows(tensors)
     internals = printed_internals(memory)
+    resident, extents = pool_extents(feature, internals)
     pools: dict[int | None, FeaturePool] = {}
     for build_index, rows in feature.groupby("build_index", sort=True, dropna=False):
         index = _int(build_index)
         internal, line = internals.get(index, (None, None))
-        pools[index] = _pool(index, rows.sort_values("line", kind="stable"), internal, line)
+        rows = rows.sort_values("line", kind="stable")
+        extent = {str(k): v for k, v in extents.loc[build_index].items()}
+        pools[index] = _pool(index, rows, resident[rows.index], extent, internal, line)
     _CACHE["last"] = (tensors, memory, pools)  # one log at a time: no growth over an audit
     return pools
 
@@ -170,21 +173,6 @@ def feature_builds(frames: Mapping[str, pd.DataFrame]) -> list[int]:
 # ----------------------------------------------------------------------------------------- building
 
 
-@dataclass(frozen=True)
-class PoolExtent:
-    """Where the pool of one build lies: the cheap part of `FeaturePool`, without lifetimes or steps.
-
-    `logscope.analysis.derived` fills the memory frame's `feature_pool_bytes` / `feature_sum_bytes`
-    from this at parse time, and `feature_pools` builds the full pool from it: one definition.
-    """
-
-    resident: pd.Series  # bool per feature row: inside the pool
-    start_offset: int
-    span_bytes: int
-    sum_bytes: int
-    table_span_bytes: int  # max(End) - min(Start) over every feature row, rows outside the pool too
-
-
 def usable_feature_rows(tensors: pd.DataFrame) -> pd.DataFrame:
     """Feature rows with Start, End and Size known: the rows every pool figure is computed from."""
     return tensors[
@@ -195,34 +183,63 @@ def usable_feature_rows(tensors: pd.DataFrame) -> pd.DataFrame:
     ]
 
 
-def pool_extent(feature: pd.DataFrame, internal: int | None) -> PoolExtent:
-    """The resident rows, span and sum of one build's usable feature rows (module docstring)."""
-    max_end = int(feature["end_offset"].max())
-    table_start = int(feature["start_offset"].min())
-    resident = pd.Series(True, index=feature.index)
-    if internal is not None and max_end - table_start > internal:
-        resident = feature["start_offset"] >= max_end - internal
-        if not resident.any():
-            resident[:] = True
+EXTENT_COLUMNS = ("start_offset", "span_bytes", "sum_bytes", "table_span_bytes")
+
+
+def pool_extents(
+    feature: pd.DataFrame, internals: Mapping[int | None, tuple[int | None, int | None]]
+) -> tuple[pd.Series, pd.DataFrame]:
+    """Where the pool of every build lies, in one vectorised pass (no lifetimes, no steps).
+
+    Returns the pool-resident flag of each usable feature row (`usable_feature_rows`) and, per build
+    index (null included), `start_offset`, `span_bytes`, `sum_bytes` and `table_span_bytes`
+    (max(End) - min(Start) over every row, rows outside the pool too); the module docstring defines
+    them. `logscope.analysis.derived` fills the memory frame from this at parse time and
+    `feature_pools` builds each `FeaturePool` on it: one definition.
+    """
+    builds = feature["build_index"]
+    by_index = {k: v for k, (v, _) in internals.items() if k is not None and v is not None}
+    internal = builds.map(by_index).astype("float64")
+    if internals.get(None, (None, None))[0] is not None:
+        internal = internal.where(builds.notna(), float(internals[None][0] or 0))
+    groups = feature.groupby("build_index", dropna=False, sort=True)
+    max_end = groups["end_offset"].transform("max").astype("float64")
+    min_start = groups["start_offset"].transform("min").astype("float64")
+    start = feature["start_offset"].astype("float64")
+    cut = internal.notna() & (max_end - min_start > internal)
+    resident = ~cut | (start >= max_end - internal)
+    # A build that would keep no row keeps them all (and its span does not match the total).
+    kept = resident.groupby(builds, dropna=False).transform("any").astype(bool)
+    resident = (resident | ~kept).astype(bool)
     rows = feature[resident]
-    start = int(rows["start_offset"].min())
     # One tensor is one name at one address (listed once per consumer): counted once.
-    unique = rows.assign(name=rows["name"].fillna("")).drop_duplicates(["name", "start_offset", "end_offset"])
-    return PoolExtent(
-        resident=resident,
-        start_offset=start,
-        span_bytes=max_end - start,
-        sum_bytes=int(unique["size_bytes"].sum()),
-        table_span_bytes=max_end - table_start,
+    unique = rows.assign(name=rows["name"].fillna("")).drop_duplicates(
+        ["build_index", "name", "start_offset", "end_offset"]
     )
+    table = groups.agg(start=("start_offset", "min"), end=("end_offset", "max"))
+    pool_start = rows.groupby("build_index", dropna=False, sort=True)["start_offset"].min()
+    sums = unique.groupby("build_index", dropna=False, sort=True)["size_bytes"].sum()
+    extents = pd.DataFrame(
+        {
+            "start_offset": pool_start,
+            "span_bytes": table["end"] - pool_start,
+            "sum_bytes": sums,
+            "table_span_bytes": table["end"] - table["start"],
+        }
+    )
+    return resident, extents
 
 
 def _pool(
-    build_index: int | None, feature: pd.DataFrame, internal: int | None, internal_line: int | None
+    build_index: int | None,
+    feature: pd.DataFrame,
+    resident: pd.Series,
+    extent: Mapping[str, Any],
+    internal: int | None,
+    internal_line: int | None,
 ) -> FeaturePool:
-    extent = pool_extent(feature, internal)
-    rows, outside = feature[extent.resident], feature[~extent.resident]
-    start, span = extent.start_offset, extent.span_bytes
+    rows, outside = feature[resident], feature[~resident]
+    start, span = int(extent["start_offset"]), int(extent["span_bytes"])
     tensors = _tensors(rows)
     steps = _steps(tensors, start)
     bound = _bound(tensors, steps)
@@ -238,7 +255,7 @@ def _pool(
         outside_tensors=_tensors(outside),
         start_offset=start,
         span_bytes=span,
-        sum_bytes=extent.sum_bytes,
+        sum_bytes=int(extent["sum_bytes"]),
         internal_bytes=internal,
         internal_line=internal_line,
         matches_total=None if internal is None else span == internal,
