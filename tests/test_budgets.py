@@ -56,3 +56,12 @@ def test_a_finding_names_its_budget(tmp_path: Path) -> None:
 def test_targets_include_the_toolkit_1_chips() -> None:
     for chip in ("rv1126", "rk1808"):
         assert Config().with_overrides(target=chip).target == chip
+
+
+def test_a_rule_budget_string_needs_a_unit() -> None:
+    with pytest.raises(ConfigError, match=r"rules.MEM002.budget_bytes: '64' has no unit"):
+        config_from_mapping({"rules": {"MEM002": {"budget_bytes": "64"}}}, "logscope.toml")
+    assert (
+        _mem002(config_from_mapping({"rules": {"MEM002": {"budget_bytes": 65536}}}, "t")).budget_bytes
+        == 65536
+    )  # type: ignore[attr-defined]

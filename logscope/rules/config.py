@@ -262,7 +262,7 @@ def _coerce(value: Any, annotation: Any, name: str, where: str) -> Any:
                 return value
         elif base is int:
             if name.endswith("_bytes") and isinstance(value, str | int) and not isinstance(value, bool):
-                return parse_size(value)
+                return _size(value, where)  # a TOML integer is bytes; a string needs its unit
             if isinstance(value, int) and not isinstance(value, bool):
                 return value
         elif base is float:
