@@ -319,3 +319,16 @@ def test_figures_doc_is_current() -> None:
 
     doc = FIXTURES.parent / "docs" / "figures.md"
     assert doc.read_text(encoding="utf-8") == render_figures_markdown(), "run `make docs`"
+
+
+def test_mutated_total_is_reported() -> None:
+    """weight + internal + other = total within the printing rounding ([02] is 1 B apart); 1 MiB more is not."""
+    from logscope.analysis.derived import _totals_checks
+
+    log = logscope.parse(FIXTURES / "rknn" / "02-eval-memory-yolov8-1920-rk3588-tk2-1.6.log")
+    memory = log.frames["memory"]
+    assert _totals_checks(memory) == [] and log.frames["figure_checks"].empty
+    grown = memory.copy()
+    grown.loc[grown.index[0], "total_bytes"] += 1024**2
+    (check,) = _totals_checks(grown)
+    assert check["figure"] == "total_bytes" and check["line"] == 8 and "(-1048575 B)" in check["reason"]
