@@ -322,7 +322,7 @@ def test_figures_doc_is_current() -> None:
 
 
 def test_mutated_total_is_reported() -> None:
-    """weight + internal + other = total within the printing rounding ([02] is 1 B apart); 1 MiB more is not."""
+    """weight + internal + other = total within the printing rounding ([02]: 1 B apart); 1 MiB is not."""
     from logscope.analysis.derived import _totals_checks
 
     log = logscope.parse(FIXTURES / "rknn" / "02-eval-memory-yolov8-1920-rk3588-tk2-1.6.log")
