@@ -65,3 +65,16 @@ def test_a_rule_budget_string_needs_a_unit() -> None:
         _mem002(config_from_mapping({"rules": {"MEM002": {"budget_bytes": 65536}}}, "t")).budget_bytes
         == 65536
     )  # type: ignore[attr-defined]
+
+
+def test_mcu001_names_where_its_sram_budget_came_from() -> None:
+    trace = Path(__file__).parent.parent / "fixtures" / "synthetic" / "heap-trace-stm32-uart-bytes-leak.txt"
+    for config, source in (
+        (Config().with_overrides(sram="1KiB"), "--sram"),
+        (config_from_mapping({"sram": "1KiB"}, "x.toml"), "x.toml: sram"),
+    ):
+        findings = [f for f in logscope.analyze(trace, config).findings if f.code == "MCU001"]
+        assert findings, source
+        assert findings[0].message.endswith(f"budget from {source}"), findings[0].message
+    options = Config().with_overrides(target="stm32f746").options_for(get_rule("MCU001"))
+    assert options.sram_source == "target stm32f746 (logscope.targets)"  # type: ignore[attr-defined]
