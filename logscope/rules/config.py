@@ -418,12 +418,13 @@ SIZE_FORMS = "320KiB, 320KB, 1.5MiB, 2M or 327680B (KB/MB are binary)"
 
 def _size(value: Any, where: str) -> int:
     """A budget: a string needs its unit, `320` alone is refused rather than read as 320 B."""
-    if isinstance(value, str) and re.fullmatch(r"\s*\d+(\.\d+)?\s*", value):
-        raise ConfigError(f"{where}: {value.strip()!r} has no unit; write it as {SIZE_FORMS}")
     try:
-        return parse_size(value)
-    except (ValueError, TypeError):
-        raise ConfigError(f"{where}: not a size: {value!r}; write it as {SIZE_FORMS}") from None
+        size = parse_size(value)
+    except (ValueError, TypeError) as exc:
+        raise ConfigError(f"{where}: {exc}; write it as {SIZE_FORMS}") from None
+    if isinstance(value, str) and re.fullmatch(r"\s*\d+(\.\d+)?\s*", value):
+        raise ConfigError(f"{where}: {_short(value.strip())} has no unit; write it as {SIZE_FORMS}")
+    return size
 
 
 def _string_list(value: Any, where: str) -> list[str]:
