@@ -50,6 +50,7 @@ rules-doc: $(STAMP)
 # Every generated reference: rules (from the rule modules) and the CLI (from the typer app).
 docs: rules-doc
 	$(BIN)/python -m logscope.cli_docs > docs/cli.md
+	$(BIN)/python -m logscope.figures > docs/figures.md
 
 # The interactive HTML report in headless Chromium (Debian: apt-get install -y chromium): the browser
 # tests (also part of `make test` when Chromium is installed), then one report rendered and screenshot

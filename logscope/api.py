@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,27 +11,39 @@ from logscope.analysis.derived import add_derived_memory
 from logscope.analysis.mcu import add_mcu_memory
 from logscope.detect import Block, detect_blocks
 from logscope.errors import InputError
-from logscope.io import LogSource, LogStream, LogText
+from logscope.io import DEFAULT_MAX_BYTES, LogSource, LogStream, LogText, decode_bytes
 from logscope.model import ParsedLog
 from logscope.parsers.mcu import parse_mcu_blocks
 from logscope.parsers.rknn import parse_rknn_blocks
 from logscope.rules import Config, analyze_log, resolve_config
 
+STDIN = "-"  # the path that reads standard input
+
 
 def parse(path: str | os.PathLike[str]) -> ParsedLog:
-    """Parse one log file into frames, with the derived memory figures filled in.
+    """Parse one log file into frames, with the derived memory figures filled in; no rules run
+    (`analyze` runs them, as the `parse` command does).
 
     The file is streamed block by block (`LogStream`): memory follows the rows the log holds, not its
-    length. Raises `InputError` for a file that is not a log: unreadable, binary, or one in which not
-    a single line was recognised.
+    length. `-` reads standard input. Raises `InputError` for a file that is not a log: unreadable,
+    empty, binary, or one in which not a single line was recognised.
     """
+    if os.fspath(path) == STDIN:
+        return parse_text(decode_bytes(_read_stdin(), "<stdin>"))
     stream = LogStream(path)
     return _parse_blocks(stream, iter(stream))
 
 
-def parse_text(text: LogText) -> ParsedLog:
-    """Parse text that `logscope.io` has already read (used by tests and the audit)."""
+def parse_text(text: LogText | str) -> ParsedLog:
+    """Parse a log held in a string (`parse_text("I RKNN: ...")`), or text `logscope.io` has read."""
+    if isinstance(text, str):
+        text = decode_bytes(text.encode("utf-8"), "<text>")
     return _parse_blocks(text, iter([(text.lines, text.numbers)]))
+
+
+def _read_stdin() -> bytes:
+    """Standard input, at most the reader's size cap (one byte more is how the cap is detected)."""
+    return sys.stdin.buffer.read(DEFAULT_MAX_BYTES + 1)
 
 
 def _parse_blocks(source: LogSource, blocks: Iterator[tuple[list[str], list[int]]]) -> ParsedLog:
@@ -40,8 +53,16 @@ def _parse_blocks(source: LogSource, blocks: Iterator[tuple[list[str], list[int]
     if detection.family == "mcu":
         log = parse_mcu_blocks(source, lines)
         add_mcu_memory(log)
-        return log
-    return _checked(parse_rknn_blocks(source, lines), source.path)
+        return _not_empty(log, source.path)
+    return _checked(_not_empty(parse_rknn_blocks(source, lines), source.path), source.path)
+
+
+def _not_empty(log: ParsedLog, path: str) -> ParsedLog:
+    """A file without a single non-blank line is not a log (the CLI exits 2, not `0 lines`)."""
+    counts = log.line_counts
+    if counts.get("total", 0) - counts.get("blank", 0) <= 0:
+        raise InputError(f"{path}: empty (no line to read)")
+    return log
 
 
 def _drained(head: list[Block], rest: Iterator[Block]) -> Iterator[Block]:
@@ -64,11 +85,12 @@ def _checked(log: ParsedLog, path: str) -> ParsedLog:
 
 
 def analyze(path: str | os.PathLike[str], config: Config | None = None) -> ParsedLog:
-    """`parse(path)` and run the rules: `log.findings` holds the sorted findings.
+    """The entry point that matches the `logscope parse` command: `parse(path)`, then every enabled
+    rule; `log.findings` holds the sorted findings (`log.findings_frame()` as a DataFrame).
 
     Without `config`, the configuration is the `logscope.toml` / `[tool.logscope]` found upward from
     the log's folder (then the working folder), or the defaults. Raises `ConfigError` for a bad one.
     """
     if config is None:
-        config = resolve_config(None, Path(path))
+        config = resolve_config(None, None if os.fspath(path) == STDIN else Path(path))
     return analyze_log(parse(path), config)

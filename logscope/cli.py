@@ -1,6 +1,9 @@
 """The `logscope` command: translates arguments into library calls, renders, picks the exit code.
 
 Exit codes: 0 clean, 1 a finding at or above --fail-on (default error), 2 usage, input or config error.
+Every error is one line on stderr, `logscope: error: ...`; usage errors of the argument parser too
+(`main` runs the app outside click's standalone mode to print them so). A command given several
+files goes on past one it cannot read, names it, and exits 2 at the end.
 """
 
 from __future__ import annotations
@@ -9,23 +12,32 @@ import sys
 from collections.abc import Sequence
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 
-from logscope.api import parse
+from logscope.api import analyze, parse
 from logscope.errors import LogscopeError
 from logscope.model import ParsedLog
 from logscope.outputs import check_outputs, frame_files, frame_folders
 from logscope.render.ci import LogFindings
 from logscope.render.frames_out import write_frames
-from logscope.render.summary import render_json, render_markdown, render_rule_list, render_text
+from logscope.render.summary import fit, render_json, render_markdown, render_rule_list, render_text
 from logscope.rules import RULES, Config, analyze_log, get_rule, resolve_config, worst_severity
 from logscope.rules.config import MAX_RATIO, check_number
 from logscope.rules.docs import explain_text
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="Read NPU compiler and MCU memory logs.")
+# rich_markup_mode=None: help texts are printed as written (rich markup would eat `[tool.logscope]`).
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+    help="Read NPU compiler and MCU memory logs.",
+)
+
+TEXT_WIDTH = 100  # text output is wrapped to this many columns
 
 
 class OutputFormat(str, Enum):
@@ -77,9 +89,109 @@ class Level(str, Enum):
     error = "error"
 
 
+class TextOrJson(str, Enum):
+    text = "text"
+    json = "json"
+
+
+# --- options shared by several commands: declared once ---
+ConfigOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--config",
+        help="A logscope.toml, or a pyproject.toml with a [tool.logscope] table "
+        "(default: the first found upward from each log, then from the working folder).",
+    ),
+]
+SelectOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--select", help="Only these rules: codes, names or family prefixes (repeat or comma-separate)."
+    ),
+]
+IgnoreOption = Annotated[
+    list[str] | None, typer.Option("--ignore", help="Skip these rules (added to the config's).")
+]
+TargetOption = Annotated[
+    str | None,
+    typer.Option(
+        "--target", help="Target chip for the rules' budgets and channel blocks: rk3588, rv1106, ..."
+    ),
+]
+SramOption = Annotated[
+    str | None,
+    typer.Option("--sram", help="SRAM budget with a unit, e.g. 320KiB or 1MiB (a bare number is an error)."),
+]
+FailOnOption = Annotated[
+    Level | None,
+    typer.Option("--fail-on", help="Exit 1 when a finding is at least this severe (default: error)."),
+]
+FramesOutOption = Annotated[
+    Path | None, typer.Option("--frames-out", help="Write the frames to this folder.")
+]
+FramesFormatOption = Annotated[FramesFormat, typer.Option("--frames-format", help="parquet or csv.")]
+
+
+def _stderr() -> Console:
+    return Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def _error(message: str) -> None:
+    """One line on stderr: `logscope: error: ...`."""
+    _stderr().print(f"logscope: error: {' '.join(message.split())}", markup=False)
+
+
 def _fail(message: str) -> typer.Exit:
-    Console(stderr=True, highlight=False, soft_wrap=True).print(f"logscope: error: {message}", markup=False)
+    _error(message)
     return typer.Exit(code=2)
+
+
+def _wrote(path: Path | str) -> None:
+    """Every file a command writes is announced on stderr."""
+    _stderr().print(f"wrote {path}", markup=False)
+
+
+def _echo(text: str, width: int | None = TEXT_WIDTH) -> None:
+    """Text output, wrapped to `width` columns; severities coloured on a terminal only (rich honours
+    NO_COLOR and TERM=dumb)."""
+    if width is not None:
+        text = fit(text, width)
+    console = Console(highlight=False, soft_wrap=True)
+    if not console.is_terminal or console.no_color:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        return
+    from rich.text import Text
+
+    styled = Text(text)
+    for word, style in (("error", "bold red"), ("warning", "yellow"), ("info", "cyan")):
+        styled.highlight_regex(rf"(?m)^ *{word}(?= [A-Z]{{3}}\d{{3}} )", style)  # a rule's block header
+        styled.highlight_regex(rf"(?<=\d )({word})s?\b", style)  # the counts: "2 warning"
+    console.print(styled)
+
+
+def _config(
+    path: Path | str | None,
+    config_path: Path | None,
+    *,
+    select: list[str] | None = None,
+    ignore: list[str] | None = None,
+    target: str | None = None,
+    sram: str | None = None,
+    fail_on: Level | None = None,
+) -> Config:
+    """The configuration for one log: the file (explicit or found upward), then the command line."""
+    start = Path(path) if path is not None and str(path) != "-" else None
+    return resolve_config(config_path, start).with_overrides(
+        select=select, ignore=ignore, target=target, sram=sram, fail_on=fail_on.value if fail_on else None
+    )
+
+
+def _version(value: bool) -> None:
+    if value:
+        from logscope import __version__
+
+        sys.stdout.write(f"logscope {__version__}\n")
+        raise typer.Exit()
 
 
 _FORCE = typer.Option(False, "--force", help="Overwrite existing output files (never one of the inputs).")
@@ -94,57 +206,62 @@ def _guard(outputs: list[Path], inputs: list[Path | None], force: bool, folders:
 
 
 @app.callback()
-def _root() -> None:
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit."),
+    ] = False,
+) -> None:
     """logscope: what went wrong with memory, proved with the log's own lines."""
 
 
 @app.command("parse")
 def parse_command(
-    files: list[Path] = typer.Argument(..., help="Log files (plain, .gz, .xz, .bz2)."),
+    files: list[Path] = typer.Argument(
+        ..., help="Log files (plain, .gz, .xz, .bz2); - reads standard input."
+    ),
     output_format: ParseFormat = typer.Option(
         ParseFormat.text,
         "--format",
         "-f",
         help="text, json, markdown; or for CI: sarif (code scanning), github (annotations), junit.",
     ),
-    frames_out: Path | None = typer.Option(None, "--frames-out", help="Write every frame to this folder."),
-    frames_format: FramesFormat = typer.Option(
-        FramesFormat.parquet, "--frames-format", help="parquet or csv."
+    frames_out: FramesOutOption = None,
+    frames_format: FramesFormatOption = FramesFormat.parquet,
+    fail_on: FailOnOption = None,
+    config_path: ConfigOption = None,
+    select: SelectOption = None,
+    ignore: IgnoreOption = None,
+    target_preset: TargetOption = None,
+    sram: SramOption = None,
+    max_findings: int = typer.Option(
+        20, "--max-findings", help="Findings shown in text output, grouped by rule (0: all)."
     ),
-    fail_on: Level | None = typer.Option(
-        None, "--fail-on", help="Exit 1 when a finding is at least this severe (default: error)."
+    verbose: bool = typer.Option(
+        False, "--verbose", "-v", help="Text: every finding and long values unwrapped."
     ),
-    config_path: Path | None = typer.Option(
-        None, "--config", help="A logscope.toml or pyproject.toml ([tool.logscope]); default: found upward."
-    ),
-    select: list[str] | None = typer.Option(
-        None, "--select", help="Only these rules: codes, names or family prefixes (repeat or comma-separate)."
-    ),
-    ignore: list[str] | None = typer.Option(
-        None, "--ignore", help="Skip these rules (added to the config's)."
-    ),
-    target_preset: str | None = typer.Option(
-        None, "--target", help="Target preset: rk3588, rk3566, rk3568, rk3562, rv1106, rv1103, ..."
-    ),
-    sram: str | None = typer.Option(None, "--sram", help="SRAM budget for MCU rules, e.g. 320KiB."),
     force: bool = _FORCE,
 ) -> None:
     """Parse logs and run the rules: what was built, where the memory goes, what is wrong."""
     logs: list[ParsedLog] = []
     configs: list[Config] = []
+    bad = 0
     for path in files:
         try:
-            config = resolve_config(config_path, path).with_overrides(
+            config = _config(
+                path,
+                config_path,
                 select=select,
                 ignore=ignore,
                 target=target_preset,
                 sram=sram,
-                fail_on=fail_on.value if fail_on else None,
+                fail_on=fail_on,
             )
-            logs.append(analyze_log(parse(path), config))
+            logs.append(analyze(path, config))
             configs.append(config)
         except LogscopeError as exc:
-            raise _fail(str(exc)) from None
+            _error(str(exc))
+            bad += 1
     if frames_out is not None:
         folders = frame_folders([log.source for log in logs], frames_out)
         planned = [
@@ -155,23 +272,28 @@ def parse_command(
         _guard(planned, [*files, config_path], force, [frames_out, *folders])
         try:
             for log, folder in zip(logs, folders, strict=True):
-                write_frames(log, folder, frames_format.value)
+                for written in write_frames(log, folder, frames_format.value):
+                    _wrote(written)
         except OSError as exc:
             raise _fail(f"cannot write frames to {frames_out}: {exc.strerror or exc}") from None
     ci_logs = [
         LogFindings(log.source, log.findings, config.fail_on)
         for log, config in zip(logs, configs, strict=True)
     ]
-    if _write_ci_format(output_format.value, ci_logs):
+    if _write_ci_format(output_format.value, ci_logs) or not logs:
         pass
     elif output_format is ParseFormat.json:
         sys.stdout.write(render_json(logs) + "\n")
     elif output_format is ParseFormat.markdown:
         sys.stdout.write("\n\n".join(render_markdown(log) for log in logs) + "\n")
     else:
-        console = Console(highlight=False, soft_wrap=True)
-        for log in logs:
-            console.print(render_text(log), markup=False)
+        limit = None if verbose or max_findings <= 0 else max_findings
+        width = None if verbose else TEXT_WIDTH
+        _echo("\n\n".join(render_text(log, max_findings=limit) for log in logs), width)
+    if bad:
+        if len(files) > 1:
+            _error(f"{bad} of {len(files)} files could not be read (above)")
+        raise typer.Exit(code=2)
     failing = [
         log
         for log, config in zip(logs, configs, strict=True)
@@ -184,7 +306,7 @@ def parse_command(
 @app.command("rules")
 def rules_command() -> None:
     """List every rule: code, name, default severity, what goes wrong."""
-    sys.stdout.write(render_rule_list(RULES) + "\n")
+    _echo(render_rule_list(RULES))
 
 
 @app.command("explain")
@@ -196,15 +318,17 @@ def explain_command(
         found = get_rule(rule)
     except KeyError:
         raise _fail(f"unknown rule {rule!r} (see `logscope rules`)") from None
-    sys.stdout.write(explain_text(found))
+    text = explain_text(found)
+    console = Console(highlight=False)
+    if console.is_terminal:
+        from rich.markdown import Markdown
+
+        console.print(Markdown(text))
+    else:
+        sys.stdout.write(text)
 
 
 # --- reference analysis (issue 7): `logscope reference MODEL` and `logscope check LOG --onnx MODEL` ---
-
-
-class TextOrJson(str, Enum):
-    text = "text"
-    json = "json"
 
 
 def _input_shapes(values: list[str] | None) -> dict[str | None, tuple[int, ...]]:
@@ -248,10 +372,8 @@ def reference_command(
     in_place: bool = typer.Option(False, "--in-place", help="Alias single-reader elementwise ops in place."),
     alignment: int = typer.Option(1, "--alignment", help="Offset alignment of the generic planners (bytes)."),
     quirk: list[str] | None = typer.Option(None, "--quirk", help="RKNN padding quirk (docs/reference.md)."),
-    frames_out: Path | None = typer.Option(None, "--frames-out", help="Write the reference frames here."),
-    frames_format: FramesFormat = typer.Option(
-        FramesFormat.parquet, "--frames-format", help="parquet or csv."
-    ),
+    frames_out: FramesOutOption = None,
+    frames_format: FramesFormatOption = FramesFormat.parquet,
     plot: Path | None = typer.Option(None, "--plot", help="Write the memory-over-ops curves as a PNG."),
     force: bool = _FORCE,
 ) -> None:
@@ -297,15 +419,16 @@ def reference_command(
     _guard([*planned, *([plot] if plot else [])], [model], force, [frames_out] if frames_out else [])
     try:
         if frames_out is not None:
-            write_reference_frames(result.frames, frames_out, frames_format.value)
+            for written in write_reference_frames(result.frames, frames_out, frames_format.value):
+                _wrote(written)
         if plot is not None:
-            plot_reference_curves(result, plot)
+            _wrote(plot_reference_curves(result, plot))
     except OSError as exc:
         raise _fail(f"cannot write output: {exc.strerror or exc}") from None
     if output_format is ReferenceFormat.json:
         sys.stdout.write(render_reference_json(result) + "\n")
     else:
-        Console(highlight=False, soft_wrap=True).print(render_reference_text(result), markup=False)
+        _echo(render_reference_text(result))
 
 
 def _reference_tflite(
@@ -364,24 +487,14 @@ def check_command(
     quirk: list[str] | None = typer.Option(None, "--quirk", help="RKNN padding quirk (docs/reference.md)."),
     build: int | None = typer.Option(None, "--build", help="Build index (default: the last with tables)."),
     output_format: TextOrJson = typer.Option(TextOrJson.text, "--format", "-f", help="text or json."),
-    frames_out: Path | None = typer.Option(None, "--frames-out", help="Write the comparison frames here."),
-    frames_format: FramesFormat = typer.Option(
-        FramesFormat.parquet, "--frames-format", help="parquet or csv."
-    ),
+    frames_out: FramesOutOption = None,
+    frames_format: FramesFormatOption = FramesFormat.parquet,
     plot: Path | None = typer.Option(None, "--plot", help="Overlay of both memory-over-ops curves as a PNG."),
     force: bool = _FORCE,
-    fail_on: Level | None = typer.Option(
-        None, "--fail-on", help="Exit 1 when a finding is at least this severe (default: error)."
-    ),
-    config_path: Path | None = typer.Option(
-        None, "--config", help="A logscope.toml or pyproject.toml ([tool.logscope]); default: found upward."
-    ),
-    select: list[str] | None = typer.Option(
-        None, "--select", help="Only these rules: codes, names or family prefixes (REF: the cross-check's)."
-    ),
-    ignore: list[str] | None = typer.Option(
-        None, "--ignore", help="Skip these rules (added to the config's)."
-    ),
+    fail_on: FailOnOption = None,
+    config_path: ConfigOption = None,
+    select: SelectOption = None,
+    ignore: IgnoreOption = None,
 ) -> None:
     """Put a log and its model side by side, then run the rules on the checked log (the REF rules judge
     the disagreements). RKNN log + ONNX: weights, pool, tensors, fusions, allocator. MCU trace + .tflite:
@@ -418,12 +531,7 @@ def check_command(
     )
 
     try:
-        config = resolve_config(config_path, log_file).with_overrides(
-            select=select,
-            ignore=ignore,
-            target=target,
-            fail_on=fail_on.value if fail_on else None,
-        )
+        config = _config(log_file, config_path, select=select, ignore=ignore, target=target, fail_on=fail_on)
         log = parse(log_file)
         if log.kind.startswith("mcu") and model_file is None:
             raise _fail(f"{log_file} is an MCU trace ({log.kind}): check it with --model MODEL.tflite|.onnx")
@@ -474,15 +582,16 @@ def check_command(
     _guard(outputs, [log_file, onnx_model, config_path], force, [frames_out] if frames_out else [])
     try:
         if frames_out is not None:
-            write_reference_frames(result.frames, frames_out, frames_format.value)
+            for written in write_reference_frames(result.frames, frames_out, frames_format.value):
+                _wrote(written)
         if plot is not None:
-            plot_check_curves(result, plot)
+            _wrote(plot_check_curves(result, plot))
     except OSError as exc:
         raise _fail(f"cannot write output: {exc.strerror or exc}") from None
     if output_format is TextOrJson.json:
         sys.stdout.write(render_check_json(result, log.findings) + "\n")
     else:
-        Console(highlight=False, soft_wrap=True).print(render_check_text(result, log.findings), markup=False)
+        _echo(render_check_text(result, log.findings))
     worst = worst_severity(log.findings)
     if worst is not None and worst >= config.fail_on:
         raise typer.Exit(code=1)
@@ -582,14 +691,10 @@ def audit_command(
     rehash: bool = typer.Option(
         False, "--rehash", help="Hash every file, even with unchanged size and mtime."
     ),
-    config_path: Path | None = typer.Option(
-        None, "--config", help="A logscope.toml or pyproject.toml for every file (default: found upward)."
-    ),
-    select: list[str] | None = typer.Option(
-        None, "--select", help="Only these rules (codes, names, families)."
-    ),
-    ignore: list[str] | None = typer.Option(None, "--ignore", help="Skip these rules."),
-    target_preset: str | None = typer.Option(None, "--target", help="Target preset: rk3588, rv1106, ..."),
+    config_path: ConfigOption = None,
+    select: SelectOption = None,
+    ignore: IgnoreOption = None,
+    target_preset: TargetOption = None,
     output_format: AuditFormat = typer.Option(
         AuditFormat.text,
         "--format",
@@ -654,7 +759,12 @@ def audit_command(
 def trend_command(
     db: Path = typer.Option(Path("audit.duckdb"), "--db", help="An audit database (logscope audit)."),
     metric: str = typer.Option("internal_bytes", "--metric", help="A build_metrics column (docs/audit.md)."),
-    by: str | None = typer.Option(None, "--by", help="Group by: target_platform, toolkit_version, path, ..."),
+    by: str = typer.Option(
+        "model",
+        "--by",
+        help="Group by: model (the same layer or tensor table; the default), all (one group), "
+        "target_platform, toolkit_version, path, ...",
+    ),
     threshold: float = typer.Option(
         5.0, "--threshold", help="Regression: a change for the worse over PCT %."
     ),
@@ -692,7 +802,8 @@ def trend_command(
         if fmt is TrendFormat.png:
             assert output is not None
             plot_trend(result, output)
-            Console(highlight=False, soft_wrap=True).print(render_trend_text(result), markup=False)
+            _wrote(output)
+            _echo(render_trend_text(result))
             return
         text = {
             TrendFormat.json: render_trend_json,
@@ -701,6 +812,9 @@ def trend_command(
         }[fmt](result)
         if output is not None:
             output.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+            _wrote(output)
+        elif fmt is TrendFormat.text:
+            _echo(text)
         else:
             sys.stdout.write(text if text.endswith("\n") else text + "\n")
     except OSError as exc:
@@ -718,9 +832,7 @@ def diff_command(
         metavar="PCT",
         help="Exit 1 when a memory figure grew by more than PCT %.",
     ),
-    config_path: Path | None = typer.Option(
-        None, "--config", help="Rules configuration (default: found upward)."
-    ),
+    config_path: ConfigOption = None,
     output: Path | None = typer.Option(
         None,
         "--output",
@@ -737,12 +849,8 @@ def diff_command(
         if fail_on_regression is not None:
             check_number(fail_on_regression, "--fail-on-regression", 0, MAX_RATIO)
         (old_path, old_index), (new_path, new_index) = split_build_ref(old), split_build_ref(new)
-        old_log = analyze_log(parse(old_path), resolve_config(config_path, Path(old_path)))
-        new_log = (
-            old_log
-            if new_path == old_path
-            else analyze_log(parse(new_path), resolve_config(config_path, Path(new_path)))
-        )
+        old_log = analyze(old_path, _config(old_path, config_path))
+        new_log = old_log if new_path == old_path else analyze(new_path, _config(new_path, config_path))
         diff = diff_builds(old_log, new_log, old_index, new_index)
         written = []
         if output is not None:
@@ -757,15 +865,13 @@ def diff_command(
     except OSError as exc:
         raise _fail(f"cannot write {output}: {exc.strerror or exc}") from None
     for path in written:
-        Console(stderr=True, highlight=False, soft_wrap=True).print(f"wrote {path}", markup=False)
+        _wrote(path)
     if output_format is OutputFormat.json:
         sys.stdout.write(render_diff_json(diff, fail_on_regression) + "\n")
     elif output_format is OutputFormat.markdown:
         sys.stdout.write(render_diff_markdown(diff, fail_on_regression))
     else:
-        Console(highlight=False, soft_wrap=True).print(
-            render_diff_text(diff, fail_on_regression), markup=False
-        )
+        _echo(render_diff_text(diff, fail_on_regression))
     if fail_on_regression is not None and diff.regressions(fail_on_regression):
         raise typer.Exit(code=1)
 
@@ -797,11 +903,11 @@ def plot_command(
     kind: PlotKind = typer.Option(PlotKind.memory, "--kind", "-k", help="What to draw."),
     output: Path = typer.Option(..., "--output", "-o", help="The image to write: .png or .svg."),
     build: int | None = typer.Option(None, "--build", help="Build index (default: the last with tables)."),
-    sram: str | None = typer.Option(None, "--sram", help="SRAM budget line if the log states none: 320KiB."),
+    sram: SramOption = None,
     onnx_model: Path | None = typer.Option(
         None, "--onnx", help="Overlay the reference curve of this ONNX model (memory plot)."
     ),
-    config_path: Path | None = typer.Option(None, "--config", help="logscope.toml (default: found upward)."),
+    config_path: ConfigOption = None,
     force: bool = _FORCE,
 ) -> None:
     """Draw one plot of a log: memory over ops, address map, breakdown, fragmentation, per-layer time."""
@@ -809,7 +915,7 @@ def plot_command(
 
     _guard([output], [log_file, onnx_model, config_path], force)
     try:
-        config = resolve_config(config_path, log_file).with_overrides(sram=sram)
+        config = _config(log_file, config_path, sram=sram)
         log = parse(log_file)
         options: dict[str, Any] = {}
         if kind in (PlotKind.memory, PlotKind.address_map, PlotKind.perf) and build is not None:
@@ -826,7 +932,7 @@ def plot_command(
         raise _fail(str(exc)) from None
     except OSError as exc:
         raise _fail(f"cannot write {output}: {exc.strerror or exc}") from None
-    Console(stderr=True, highlight=False, soft_wrap=True).print(f"wrote {output}", markup=False)
+    _wrote(output)
 
 
 @app.command("report")
@@ -837,9 +943,9 @@ def report_command(
     static: bool = typer.Option(
         False, "--static", help="HTML with PNG plots and no script (default: interactive, still offline)."
     ),
-    config_path: Path | None = typer.Option(None, "--config", help="logscope.toml (default: found upward)."),
-    target_preset: str | None = typer.Option(None, "--target", help="Rules target preset: rk3588, ..."),
-    sram: str | None = typer.Option(None, "--sram", help="SRAM budget for MCU logs that state none."),
+    config_path: ConfigOption = None,
+    target_preset: TargetOption = None,
+    sram: SramOption = None,
     onnx_model: Path | None = typer.Option(
         None, "--onnx", help="Overlay this ONNX model's reference curve on each RKNN memory plot."
     ),
@@ -852,37 +958,77 @@ def report_command(
     try:
         report_format(output)
         check_outputs([output], [*files, onnx_model, config_path], force=force)  # before the long part
-        logs: list[ParsedLog] = []
-        references: dict[str, Any] = {}
-        budget: int | None = None
-        for path in files:
-            config = resolve_config(config_path, path).with_overrides(target=target_preset, sram=sram)
-            log = analyze_log(parse(path), config)
+    except LogscopeError as exc:
+        raise _fail(str(exc)) from None
+    logs: list[ParsedLog] = []
+    references: dict[str, Any] = {}
+    budget: int | None = None
+    bad = 0
+    for path in files:
+        try:
+            config = _config(path, config_path, target=target_preset, sram=sram)
+            log = analyze(path, config)
             budget = budget if budget is not None else config.sram_bytes
             if onnx_model is not None and feature_curve(log) is not None:
                 references[log.source] = _reference_for(log, onnx_model)
             logs.append(log)
-        report = build_report(
-            logs,
-            budget_bytes=budget,
-            references=references,
-            reference_label=f"{onnx_model.name} (RKNN emulation)" if onnx_model else "reference",
-        )
-        check_outputs(
-            report_files(report, output, compact=compact), [*files, onnx_model, config_path], force=force
-        )
-        written = write_report(report, output, compact=compact, static=static)
-    except LogscopeError as exc:
-        raise _fail(str(exc)) from None
-    except OSError as exc:
-        raise _fail(f"cannot write {output}: {exc.strerror or exc}") from None
-    console = Console(stderr=True, highlight=False, soft_wrap=True)
-    for path in written:
-        console.print(f"wrote {path}", markup=False)
+        except LogscopeError as exc:
+            _error(str(exc))
+            bad += 1
+    if logs:
+        try:
+            report = build_report(
+                logs,
+                budget_bytes=budget,
+                references=references,
+                reference_label=f"{onnx_model.name} (RKNN emulation)" if onnx_model else "reference",
+            )
+            check_outputs(
+                report_files(report, output, compact=compact), [*files, onnx_model, config_path], force=force
+            )
+            for path in write_report(report, output, compact=compact, static=static):
+                _wrote(path)
+        except LogscopeError as exc:
+            raise _fail(str(exc)) from None
+        except OSError as exc:
+            raise _fail(f"cannot write {output}: {exc.strerror or exc}") from None
+    if bad:
+        if len(files) > 1:
+            _error(
+                f"{bad} of {len(files)} files could not be read (above)"
+                + ("; no report written" if not logs else f"; the report covers the other {len(logs)}")
+            )
+        raise typer.Exit(code=2)
+
+
+def _is(exc: BaseException, name: str) -> bool:
+    """Whether `exc` is a click exception of class `name`: typer vendors its own copy of click, so
+    the classes are recognised by name, whichever copy raised them."""
+    return any(cls.__name__ == name for cls in type(exc).__mro__)
 
 
 def main() -> None:
-    app()
+    """The console script. Usage errors (unknown option, missing argument, bad choice) become one line
+    `logscope: error: ...` with exit 2 instead of click's usage block."""
+    try:
+        code = app(standalone_mode=False)
+    except Exception as exc:
+        if _is(exc, "NoArgsIsHelpError"):
+            ctx: Any = getattr(exc, "ctx", None)
+            sys.stdout.write((ctx.get_help() if ctx is not None else "") + "\n")
+            raise SystemExit(2) from None
+        if _is(exc, "UsageError"):
+            ctx = getattr(exc, "ctx", None)
+            command = ctx.command_path if ctx is not None else "logscope"
+            _error(f"{exc.format_message()} (see `{command} --help`)")  # type: ignore[attr-defined]
+            raise SystemExit(2) from None
+        if _is(exc, "ClickException"):
+            _error(exc.format_message())  # type: ignore[attr-defined]
+            raise SystemExit(getattr(exc, "exit_code", 2)) from None
+        if _is(exc, "Abort"):
+            raise SystemExit(130) from None
+        raise
+    raise SystemExit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":

@@ -92,6 +92,7 @@ SCHEMAS: dict[str, dict[str, str]] = {
         "reuse_line": INT,
         # Derived from the tensor tables (logscope.analysis.derived documents each definition).
         "feature_pool_bytes": INT,
+        "feature_table_span_bytes": INT,
         "feature_sum_bytes": INT,
         "computed_reuse_rate": FLT,
         "const_span_bytes": INT,
@@ -199,6 +200,8 @@ SCHEMAS: dict[str, dict[str, str]] = {
         "line": INT,
     },
     "unparsed": {"line": INT, "reason": STR, "text": STR},
+    # A derived figure that breaks an invariant (logscope.analysis.derived): which, why, and the line.
+    "figure_checks": {"build_index": INT, "figure": STR, "invariant": STR, "reason": STR, "line": INT},
     # eval_perf() / RKNN_QUERY_PERF_DETAIL per-layer rows [03] [11] [25]; `end_line` differs from
     # `line` when a row was wrapped over several lines.
     "perf": {

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from logscope.figures import DERIVED_KEYS as _FIGURE_DERIVED_KEYS
 from logscope.frames import SCHEMAS, empty_frame, plain_value
 
 SCHEMA_VERSION = 1
@@ -42,20 +46,18 @@ VERSION_KEYS = (
     "model_compiler_version",
     "model_format_version",
 )
-DERIVED_KEYS = (
-    "feature_pool_bytes",
-    "feature_sum_bytes",
-    "computed_reuse_rate",
-    "const_span_bytes",
-    "const_sum_bytes",
-    "padding_bytes",
-    "logical_feature_bytes",
-)
+# Figures derived from the tensor tables (labels and definitions: logscope.figures).
+DERIVED_KEYS = _FIGURE_DERIVED_KEYS
 
 
-@dataclass
+@dataclass(repr=False)
 class ParsedLog:
-    """A log read into frames. `frames` always holds every frame in `SCHEMAS` (possibly empty)."""
+    """A log read into frames. `frames` always holds every frame in `SCHEMAS` (possibly empty).
+
+    In a notebook: `log` shows a short summary (`_repr_html_`), `log.findings_frame` the findings as a
+    DataFrame, `log.table("layers")` a frame with a `source` column, shapes as tuples of ints and
+    MAC usage as floats; `logscope.concat(logs, "tensors")` stacks one frame of many logs.
+    """
 
     source: str
     kind: str
@@ -75,6 +77,95 @@ class ParsedLog:
     def frame(self, name: str) -> pd.DataFrame:
         return self.frames[name]
 
+    def __repr__(self) -> str:
+        counts = self.line_counts
+        builds = len(self.frames["builds"]) or len(self.frames["mcu_runs"])
+        unit = "build" if len(self.frames["builds"]) or not len(self.frames["mcu_runs"]) else "run"
+        return (
+            f"<ParsedLog {Path(self.source).name!r} {self.kind}: {counts.get('total', 0)} lines, "
+            f"{counts.get('unparsed', 0)} unparsed, {builds} {unit}{'s' if builds != 1 else ''}, "
+            f"{len(self.findings)} finding{'s' if len(self.findings) != 1 else ''}>"
+        )
+
+    def _repr_html_(self) -> str:
+        """A notebook summary: the file, then one row per build with its main figures, then findings."""
+        from html import escape
+
+        from logscope.figures import memory_rows
+
+        parts = [
+            f"<p><b>{escape(Path(self.source).name)}</b> <code>{escape(self.kind)}</code> — "
+            f"{self.line_counts.get('total', 0)} lines, {self.unparsed_lines} unparsed</p>"
+        ]
+        summary = self.summary()
+        rows = []
+        for b in summary["builds"][:10]:
+            figures = "; ".join(f"{label} {value}" for label, value, _, _ in memory_rows(b)[:6])
+            rows.append(
+                f"<tr><td>{b['index']}</td><td>{escape(str(b['status']))}</td><td>{escape(figures)}</td></tr>"
+            )
+        if rows:
+            more = len(summary["builds"]) - 10
+            note = f"<p>… {more} more builds (log.summary())</p>" if more > 0 else ""
+            parts.append(
+                "<table><tr><th>build</th><th>status</th><th>memory</th></tr>"
+                + "".join(rows)
+                + "</table>"
+                + note
+            )
+        if self.findings:
+            by_code: dict[str, int] = {}
+            for f in self.findings:
+                by_code[f"{f.severity} {f.code} {f.name}"] = (
+                    by_code.get(f"{f.severity} {f.code} {f.name}", 0) + 1
+                )
+            parts.append(
+                "<p>findings: "
+                + ", ".join(escape(f"{k} ×{n}" if n > 1 else k) for k, n in by_code.items())
+                + "</p>"
+            )
+        return "".join(parts)
+
+    @property
+    def findings_frame(self) -> pd.DataFrame:
+        """The findings as a DataFrame: one row each, the JSON keys as columns (evidence as a dict)."""
+        columns = [
+            "code",
+            "name",
+            "severity",
+            "message",
+            "source",
+            "line",
+            "lines",
+            "build_index",
+            "subject",
+            "evidence",
+            "hint",
+        ]
+        rows = [f.to_dict() for f in self.findings]
+        frame = pd.DataFrame(rows, columns=columns)
+        for column in ("line", "build_index"):
+            frame[column] = frame[column].astype("Int64")
+        return frame
+
+    def table(self, name: str) -> pd.DataFrame:
+        """Frame `name` for analysis: a `source` column first, shape columns as tuples of ints
+        (`input_shapes` as a tuple of shapes), `mac_usage` as a tuple of floats (one per NPU core)."""
+        frame = self.frames[name].copy()
+        converters: dict[str, Callable[[Any], Any]] = {
+            "orig_shape": _shape,
+            "native_shape": _shape,
+            "output_shape": _shape,
+            "input_shapes": _shapes,
+            "mac_usage": _floats,
+        }
+        for column, convert in converters.items():
+            if column in frame:  # a list of Python objects: pandas would turn tuples into arrays
+                values = [None if pd.isna(v) else convert(v) for v in frame[column].tolist()]
+                frame[column] = pd.Series(values, index=frame.index, dtype=object)
+        frame.insert(0, "source", pd.Series([self.source] * len(frame), index=frame.index, dtype="string"))
+        return frame
+
     @property
     def unparsed_lines(self) -> int:
         return self.line_counts.get("unparsed", 0)
@@ -84,6 +175,11 @@ class ParsedLog:
         builds = self.frames["builds"]
         memory = self.frames["memory"]
         counts = _counts_by_build(self.frames)
+        checks: dict[Any, list[dict[str, Any]]] = {}
+        for check in self.frames["figure_checks"].to_dict("records"):
+            checks.setdefault(check["build_index"], []).append(
+                {k: _plain(check[k]) for k in ("figure", "invariant", "reason", "line")}
+            )
         out_builds = []
         for row in builds.itertuples(index=False):
             idx = row.build_index
@@ -108,6 +204,7 @@ class ParsedLog:
                     }
                     | {"reuse_rate": _plain(primary["reuse_line"]) if primary is not None else None},
                     "derived": {k: _plain(primary[k]) if primary is not None else None for k in DERIVED_KEYS},
+                    "checks": checks.get(idx, []),
                     "memory_sources": [
                         {"source": _plain(m["source"])}
                         | {k: _plain(m[k]) for k in (*MEMORY_KEYS, *EVAL_MEMORY_KEYS)}
@@ -130,6 +227,47 @@ class ParsedLog:
         if self.kind.startswith("mcu"):  # MCU logs add their runs; RKNN keys stay as they are
             out |= _mcu_summary(self.frames)
         return out
+
+
+def _shape(text: Any) -> tuple[int, ...] | None:
+    """`"(1,32,112,112)"` -> (1, 32, 112, 112); None for text that is not one shape."""
+    inner = str(text).strip().removeprefix("(").removesuffix(")")
+    try:
+        return tuple(int(v) for v in inner.split(",") if v.strip())
+    except ValueError:
+        return None
+
+
+def _shapes(text: Any) -> tuple[tuple[int, ...] | None, ...]:
+    """`"(1,3,224,224),(32,3,3,3),(32)"` -> ((1, 3, 224, 224), (32, 3, 3, 3), (32,))."""
+    return tuple(_shape(part) for part in re.findall(r"\([^()]*\)", str(text)))
+
+
+def _floats(text: Any) -> tuple[float, ...] | None:
+    """`"21.32/0.00/0.00"` -> (21.32, 0.0, 0.0); None when a part is not a number."""
+    try:
+        return tuple(float(v) for v in str(text).replace("%", "").split("/") if v.strip())
+    except ValueError:
+        return None
+
+
+def concat(logs: list[ParsedLog], name: str) -> pd.DataFrame:
+    """Frame `name` of every log stacked, each row with its log's `source` (`ParsedLog.table`)."""
+    frames = [log.findings_frame if name == "findings" else log.table(name) for log in logs]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def versions_text(build: dict[str, Any]) -> str:
+    """`toolkit 1.5.2, librknnc 1.5.2, target rv1106` of a build of `summary()`: what it was built with."""
+    return ", ".join(
+        f"{k} {v}"
+        for k, v in (
+            ("toolkit", build["toolkit_version"]),
+            ("librknnc", build["compiler_version"]),
+            ("target", build["target_platform"]),
+        )
+        if v
+    )
 
 
 def _zero_counts() -> dict[str, int]:

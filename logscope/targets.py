@@ -1,11 +1,10 @@
 """What logscope knows about each chip, in one place: NPU channel blocks and SRAM.
 
 Channel blocks (C2 of the NPU's NC1HWC2 native layout, per dtype) are from the RKNPU User Guide
-(rknpu2 `doc/Rockchip_RKNPU_User_Guide_RKNN_API_V1.5.2_EN.pdf` §4.4.5.3, Table 4-6; copied in
-`shared/docs/reference-anchors.md` §6.2). The RK3588 SRAM figure is from rknpu2
-`doc/RK3588_NPU_SRAM_usage.md`: the SoC has 1 MB of SRAM of which at most 956 KB can be given to the
-NPU. Where no public figure was found a value is None (unknown), never guessed. MCU entries carry only
-the SRAM size, from the vendor datasheet figure the background notes use (STM32F746: 320 KB, note 004).
+(rknpu2 `doc/Rockchip_RKNPU_User_Guide_RKNN_API_V1.5.2_EN.pdf` §4.4.5.3, Table 4-6). The RK3588 SRAM
+figure is from rknpu2 `doc/RK3588_NPU_SRAM_usage.md`: the SoC has 1 MB of SRAM of which at most 956 KB
+can be given to the NPU. Where no public figure was found a value is None (unknown), never guessed. MCU
+entries carry only the SRAM size, from the vendor datasheet (STM32F746: 320 KB of SRAM).
 
 Targets the RKNPU guide does not cover (rk3576, rv1103b, rv1106b, rv1126b, rk2118) take their channel
 blocks from the compiler itself: the C2 of the NativeShape column of every feature-tensor row in the
@@ -69,5 +68,8 @@ CHIPS: dict[str, dict[str, Any]] = {
     "rv1106b": {"npu_cores": None, "sram_bytes": None},
     "rv1126b": {"npu_cores": None, "sram_bytes": None},
     "rk2118": {"npu_cores": None, "sram_bytes": None},
+    # Toolkit 1 chips (their logs parse: fixtures 12 and 25, rk1808 and rv1126); no public SRAM figure.
+    "rk1808": {"npu_cores": 1, "sram_bytes": None},
+    "rv1126": {"npu_cores": 1, "sram_bytes": None},
     "stm32f746": {"sram_bytes": 320 * KiB},
 }

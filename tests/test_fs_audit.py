@@ -236,11 +236,12 @@ def test_an_audit_of_every_case_at_once(tmp_path: Path) -> None:
     assert _regular_files(folder) == before
     statuses = dict(((Path(p).name, s) for p, s in _rows(db, "SELECT path, status FROM files")))
     ok = {name for name, status in statuses.items() if status == "ok"}
-    # every good file, and the empty one (an empty log is a log with no lines)
-    assert ok == {Path(display_path(path)).name for path in good} | {"empty.log"}
-    assert statuses["ruled.log"] == "rejected"
+    # every good file; an empty file is not a log (`logscope parse` exits 2 on it): rejected, with why
+    assert ok == {Path(display_path(path)).name for path in good}
+    assert statuses["ruled.log"] == statuses["empty.log"] == "rejected"
     by_name = {Path(p).name: (s, e) for p, s, e in report["failures"]}
     assert "not a finite number" in by_name["ruled.log"][1]
+    assert "empty (no line to read)" in by_name["empty.log"][1]
     for name in ("fifo.log", "zero.log", "random.log", "sock.log", "sparse.log"):
         assert by_name[name][0] == "skipped", name
     for name in ("model.log", "their.duckdb.log", "their.sqlite.log"):

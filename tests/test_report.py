@@ -148,7 +148,7 @@ def test_html_structure_summary_first(mobilenet_html):
     text = " ".join(page.text)
     # Summary: verdict, the peak and the pool with their lines, findings with evidence and hints.
     assert "1.15 MiB (1204224 B)" in text and "layer 3 ConvClip (line 136)" in text
-    assert "1.67 MiB (1756160 B)" in text and "build-log, line 279" in text
+    assert "1.67 MiB (1756160 B)" in text and "build-log line 279" in text
     assert "MEM001" in text and "Hint:" in text
     # Evidence as labelled values with units, not internal keys: MEM001's reuse_rate is "reuse 67.3 %".
     assert "reuse_rate" not in text and "67.3 %" in text and "rows_outside_pool_lines" not in text

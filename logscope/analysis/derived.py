@@ -1,18 +1,28 @@
-"""Memory figures derived from the tensor tables, each with its definition.
+"""Memory figures derived from the tensor tables, and the invariants they are checked against.
 
-Definitions (per build, over the rows of the feature-tensor table `tensors[table == "feature"]`):
+Every figure's label, unit and definition is in `logscope.figures.FIGURES`; this module computes them.
+Per build, over the feature-tensor rows with Start, End and Size known:
 
-- `feature_pool_bytes` = max(end_offset) - min(start_offset): the span of the feature-map pool. In
-  build logs the offsets are pool offsets, so this is the pool the compiler needed; in [09] it equals
-  `Total Internal Memory Size` (0x601280 - 0x454680 = 1756160) to the byte.
-- `feature_sum_bytes` = sum(size_bytes): what the feature maps would need with no address reuse.
-- `computed_reuse_rate` = 1 - feature_pool_bytes / feature_sum_bytes: the share of the no-reuse
-  footprint that address reuse saved (0 = no reuse). Null when the table is missing or empty.
-- `logical_feature_bytes` = sum(logical_bytes): the tensors at their logical (orig) shapes.
-- `padding_bytes` = sum(native_bytes - logical_bytes): bytes added by the NC1HWC2 channel blocks
-  (C2 = 16 for INT8, 8 for FLOAT16) over rows where both shapes are known.
-- `const_span_bytes` = max(end_offset) - min(start_offset) of the const table; in [09] it equals
-  `Total Weight Memory Size` (0x43dc40 = 4447296). `const_sum_bytes` = sum(size_bytes) of the const table.
+- `feature_pool_bytes`, `feature_sum_bytes`: the span and the no-reuse sum of the pool-resident rows,
+  computed by `logscope.analysis.pool.pool_extents`, the one definition the rules, plots and reports
+  read too. In [09] the span equals `Total Internal Memory Size` (0x601280 - 0x454680 = 1756160).
+- `feature_table_span_bytes` = max(End) - min(Start) over every feature row, rows outside the pool
+  included (in [29] the graph input and output sit in DMA buffers below the pool: 2,362,368 B for a
+  2,157,568 B pool). Equal to `feature_pool_bytes` when no row is outside.
+- `computed_reuse_rate` = 1 - feature_pool_bytes / feature_sum_bytes.
+- `logical_feature_bytes` = sum(logical_bytes) over the feature rows.
+- `padding_bytes` = sum(native_bytes - logical_bytes) over the feature rows whose padding passes the
+  per-tensor invariant (0 <= padding <= Size); a row that breaks it is left out and reported.
+- `const_span_bytes`, `const_sum_bytes`: span and sum of the const table.
+
+Invariants (`figure_checks`, one row per broken one, with the reason and the line):
+- per tensor: padding >= 0 and padding <= Size. [09] line 240 has native < logical bytes (-2,016 B);
+  in [01] the NativeShape's element count is 840 B for a 240 B tensor (the runtime prints a padded
+  channel count, not C1): neither is padding.
+- pool span <= sum of sizes: a span above the sum means gaps (alignment) between tensors, so the
+  computed reuse rate is below zero and says nothing about reuse ([01]: 896 B span, 880 B of tensors).
+- totals equal their parts: weight + internal + other = total when the log prints all four, within
+  the rounding of figures printed at two decimals of their unit.
 
 A build that has tables but no memory row from the log gets a row with source `derived`.
 """
@@ -23,59 +33,143 @@ from typing import Any
 
 import pandas as pd
 
+from logscope.analysis.pool import pool_extents, printed_internals, usable_feature_rows
 from logscope.frames import build_frame
 from logscope.model import ParsedLog
 
+_COLUMNS = (
+    "build_index",
+    "table",
+    "name",
+    "start_offset",
+    "end_offset",
+    "size_bytes",
+    "padding_bytes",
+    "logical_bytes",
+    "line",
+)
 
-def derive_memory(tensors: pd.DataFrame) -> dict[Any, dict[str, Any]]:
-    """Derived figures per build index from a tensors frame (one grouped pass per table, not per build)."""
+
+def _int(value: Any) -> int | None:
+    return None if value is None or pd.isna(value) else int(value)
+
+
+def derive_memory(
+    tensors: pd.DataFrame, memory: pd.DataFrame | None = None
+) -> tuple[dict[Any, dict[str, Any]], list[dict[str, Any]]]:
+    """Derived figures per build index, and the invariant checks they broke (rows of `figure_checks`)."""
     out: dict[Any, dict[str, Any]] = {}
+    checks: list[dict[str, Any]] = []
     if tensors.empty:
-        return out
-    columns = [
-        "build_index",
-        "table",
-        "start_offset",
-        "end_offset",
-        "size_bytes",
-        "padding_bytes",
-        "logical_bytes",
-    ]
-    needed = tensors[columns]  # filtering only these skips copying the name and shape strings
-    sized = needed[needed["size_bytes"].notna() & needed["build_index"].notna()]
-    feature = sized[sized["table"] == "feature"].groupby("build_index")
-    spans = feature.agg(
-        end=("end_offset", "max"),
-        start=("start_offset", "min"),
-        total=("size_bytes", "sum"),
-        padding=("padding_bytes", "sum"),
-        padding_known=("padding_bytes", "count"),
-        logical=("logical_bytes", "sum"),
-        logical_known=("logical_bytes", "count"),
-    )
-    for build_index, row in spans.iterrows():
-        span, total = int(row["end"] - row["start"]), int(row["total"])
+        return out, checks
+    # Only these columns: filtering the name and shape strings of every row costs more than the rest.
+    needed = tensors[list(_COLUMNS)]
+    usable = usable_feature_rows(needed)
+    usable = usable[usable["build_index"].notna()]
+    _, extents = pool_extents(usable, printed_internals(memory))
+    first_lines = usable.groupby("build_index")["line"].min().to_dict()
+    for build_index, extent in extents.iterrows():
+        span, total = int(extent["span_bytes"]), int(extent["sum_bytes"])
         out[build_index] = {
             "feature_pool_bytes": span,
+            "feature_table_span_bytes": int(extent["table_span_bytes"]),
             "feature_sum_bytes": total,
             "computed_reuse_rate": 1.0 - span / total if total else None,
-            "padding_bytes": int(row["padding"]) if row["padding_known"] else None,
-            "logical_feature_bytes": int(row["logical"]) if row["logical_known"] else None,
         }
+        if span > total:
+            checks.append(
+                {
+                    "build_index": build_index,
+                    "figure": "computed_reuse_rate",
+                    "invariant": "feature_pool_bytes <= feature_sum_bytes",
+                    "reason": f"the pool spans {span} B for {total} B of tensors: {span - total} B of gaps "
+                    "(alignment) between them, so 1 - span / sum is below zero and measures no reuse",
+                    "line": int(first_lines[build_index]),
+                }
+            )
+    sized = needed[needed["size_bytes"].notna() & needed["build_index"].notna()]
+    feature = sized[sized["table"] == "feature"]
+    padding = feature["padding_bytes"]
+    known = padding.notna()
+    sound = (known & (padding >= 0) & (padding <= feature["size_bytes"])).fillna(False).astype(bool)
+    for row in tensors.loc[feature.index[(known & ~sound).to_numpy()]].itertuples(index=False):
+        checks.append(_padding_check(row))
+    builds = feature.groupby("build_index", sort=True)
+    logical = builds["logical_bytes"].agg(["sum", "count"])
+    good = feature[sound].groupby("build_index", sort=True)["padding_bytes"].sum().to_dict()
+    for index, total, count in zip(logical.index, logical["sum"], logical["count"], strict=True):
+        figures = out.setdefault(index, {})
+        figures["logical_feature_bytes"] = int(total) if count else None
+        figures["padding_bytes"] = int(good[index]) if index in good else None
     const = sized[sized["table"] == "const"].groupby("build_index")
     const_spans = const.agg(
         end=("end_offset", "max"), start=("start_offset", "min"), total=("size_bytes", "sum")
     )
-    for build_index, row in const_spans.iterrows():
-        out.setdefault(build_index, {}).update(
-            {"const_span_bytes": int(row["end"] - row["start"]), "const_sum_bytes": int(row["total"])}
+    for const_index, const_row in const_spans.iterrows():
+        out.setdefault(const_index, {}).update(
+            {
+                "const_span_bytes": _int(const_row["end"] - const_row["start"]),
+                "const_sum_bytes": int(const_row["total"]),
+            }
         )
-    return dict(sorted(out.items()))
+    return dict(sorted(out.items())), checks
+
+
+def _padding_check(row: Any) -> dict[str, Any]:
+    padding, size = int(row.padding_bytes), int(row.size_bytes)
+    native, logical = _int(row.native_bytes), _int(row.logical_bytes)
+    shapes = f"NativeShape {row.native_shape} is {native} B, OrigShape {row.orig_shape} {logical} B"
+    if padding < 0:
+        invariant, why = "padding_bytes >= 0", f"{shapes}: the native layout is smaller than the logical one"
+    else:
+        invariant, why = "padding_bytes <= size_bytes", f"{shapes}, but the tensor's Size is {size} B"
+    return {
+        "build_index": row.build_index,
+        "figure": "padding_bytes",
+        "invariant": invariant,
+        "reason": f"tensor {row.name}: {why}; its {padding} B are left out of the padding figure",
+        "line": int(row.line),
+    }
+
+
+def _totals_checks(memory: pd.DataFrame) -> list[dict[str, Any]]:
+    """weight + internal + other = total, on every memory row that prints all four."""
+    out = []
+    for row in memory.to_dict("records"):
+        parts = [_int(row.get(k)) for k in ("weight_bytes", "internal_bytes", "other_bytes")]
+        total = _int(row.get("total_bytes"))
+        if total is None or any(p is None for p in parts):
+            continue
+        whole = sum(p for p in parts if p is not None)
+        if abs(whole - total) > _rounding(total):
+            out.append(
+                {
+                    "build_index": row["build_index"],
+                    "figure": "total_bytes",
+                    "invariant": "weight_bytes + internal_bytes + other_bytes == total_bytes",
+                    "reason": f"{row['source']}: the parts add up to {whole} B, the log's total is {total} B "
+                    f"({whole - total:+d} B)",
+                    "line": _int(row.get("total_line")),
+                }
+            )
+    return out
+
+
+def _rounding(total: int) -> int:
+    """What printing four figures at two decimals of their unit can add up to: [02] prints
+    8.06 + 105.47 + 3.72 MiB against a total of 117.25 MiB (1 B apart once converted)."""
+    unit = 1
+    while unit * 1024 <= total:
+        unit *= 1024
+    return int(4 * 0.005 * unit)
 
 
 def add_derived_memory(log: ParsedLog) -> None:
-    """Fill the derived columns of `log.frames["memory"]` (adding `derived` rows where needed)."""
-    derived = derive_memory(log.frames["tensors"])
+    """Fill the derived columns of `log.frames["memory"]` (adding `derived` rows where needed) and the
+    `figure_checks` frame with every invariant a figure breaks."""
+    derived, checks = derive_memory(log.frames["tensors"], log.frames["memory"])
+    checks += _totals_checks(log.frames["memory"])
+    log.frames["figure_checks"] = build_frame("figure_checks", checks)
     if not derived:
         return
     records: list[dict[str, Any]] = [

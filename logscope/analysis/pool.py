@@ -143,18 +143,16 @@ def feature_pools(frames: Mapping[str, pd.DataFrame]) -> dict[int | None, Featur
     cached = _CACHE.get("last")
     if cached is not None and cached[0] is tensors and cached[1] is memory:
         return cached[2]
-    feature = tensors[
-        (tensors["table"] == "feature")
-        & tensors["size_bytes"].notna()
-        & tensors["start_offset"].notna()
-        & tensors["end_offset"].notna()
-    ]
-    internals = _printed_internals(memory)
+    feature = usable_feature_rows(tensors)
+    internals = printed_internals(memory)
+    resident, extents = pool_extents(feature, internals)
     pools: dict[int | None, FeaturePool] = {}
     for build_index, rows in feature.groupby("build_index", sort=True, dropna=False):
         index = _int(build_index)
         internal, line = internals.get(index, (None, None))
-        pools[index] = _pool(index, rows.sort_values("line", kind="stable"), internal, line)
+        rows = rows.sort_values("line", kind="stable")
+        extent = {str(k): v for k, v in extents.loc[build_index].items()}
+        pools[index] = _pool(index, rows, resident[rows.index], extent, internal, line)
     _CACHE["last"] = (tensors, memory, pools)  # one log at a time: no growth over an audit
     return pools
 
@@ -175,18 +173,73 @@ def feature_builds(frames: Mapping[str, pd.DataFrame]) -> list[int]:
 # ----------------------------------------------------------------------------------------- building
 
 
+def usable_feature_rows(tensors: pd.DataFrame) -> pd.DataFrame:
+    """Feature rows with Start, End and Size known: the rows every pool figure is computed from."""
+    return tensors[
+        (tensors["table"] == "feature")
+        & tensors["size_bytes"].notna()
+        & tensors["start_offset"].notna()
+        & tensors["end_offset"].notna()
+    ]
+
+
+EXTENT_COLUMNS = ("start_offset", "span_bytes", "sum_bytes", "table_span_bytes")
+
+
+def pool_extents(
+    feature: pd.DataFrame, internals: Mapping[int | None, tuple[int | None, int | None]]
+) -> tuple[pd.Series, pd.DataFrame]:
+    """Where the pool of every build lies, in one vectorised pass (no lifetimes, no steps).
+
+    Returns the pool-resident flag of each usable feature row (`usable_feature_rows`) and, per build
+    index (null included), `start_offset`, `span_bytes`, `sum_bytes` and `table_span_bytes`
+    (max(End) - min(Start) over every row, rows outside the pool too); the module docstring defines
+    them. `logscope.analysis.derived` fills the memory frame from this at parse time and
+    `feature_pools` builds each `FeaturePool` on it: one definition.
+    """
+    builds = feature["build_index"]
+    by_index = {k: v for k, (v, _) in internals.items() if k is not None and v is not None}
+    internal = builds.map(by_index).astype("float64")
+    if internals.get(None, (None, None))[0] is not None:
+        internal = internal.where(builds.notna(), float(internals[None][0] or 0))
+    groups = feature.groupby("build_index", dropna=False, sort=True)
+    max_end = groups["end_offset"].transform("max").astype("float64")
+    min_start = groups["start_offset"].transform("min").astype("float64")
+    start = feature["start_offset"].astype("float64")
+    cut = internal.notna() & (max_end - min_start > internal)
+    resident = ~cut | (start >= max_end - internal)
+    # A build that would keep no row keeps them all (and its span does not match the total).
+    kept = resident.groupby(builds, dropna=False).transform("any").astype(bool)
+    resident = (resident | ~kept).astype(bool)
+    rows = feature[resident]
+    # One tensor is one name at one address (listed once per consumer): counted once.
+    unique = rows.assign(name=rows["name"].fillna("")).drop_duplicates(
+        ["build_index", "name", "start_offset", "end_offset"]
+    )
+    table = groups.agg(start=("start_offset", "min"), end=("end_offset", "max"))
+    pool_start = rows.groupby("build_index", dropna=False, sort=True)["start_offset"].min()
+    sums = unique.groupby("build_index", dropna=False, sort=True)["size_bytes"].sum()
+    extents = pd.DataFrame(
+        {
+            "start_offset": pool_start,
+            "span_bytes": table["end"] - pool_start,
+            "sum_bytes": sums,
+            "table_span_bytes": table["end"] - table["start"],
+        }
+    )
+    return resident, extents
+
+
 def _pool(
-    build_index: int | None, feature: pd.DataFrame, internal: int | None, internal_line: int | None
+    build_index: int | None,
+    feature: pd.DataFrame,
+    resident: pd.Series,
+    extent: Mapping[str, Any],
+    internal: int | None,
+    internal_line: int | None,
 ) -> FeaturePool:
-    max_end = int(feature["end_offset"].max())
-    resident = pd.Series(True, index=feature.index)
-    if internal is not None and max_end - int(feature["start_offset"].min()) > internal:
-        resident = feature["start_offset"] >= max_end - internal
-        if not resident.any():
-            resident[:] = True
     rows, outside = feature[resident], feature[~resident]
-    start = int(rows["start_offset"].min())
-    span = max_end - start
+    start, span = int(extent["start_offset"]), int(extent["span_bytes"])
     tensors = _tensors(rows)
     steps = _steps(tensors, start)
     bound = _bound(tensors, steps)
@@ -202,7 +255,7 @@ def _pool(
         outside_tensors=_tensors(outside),
         start_offset=start,
         span_bytes=span,
-        sum_bytes=int(tensors["size_bytes"].sum()),
+        sum_bytes=int(extent["sum_bytes"]),
         internal_bytes=internal,
         internal_line=internal_line,
         matches_total=None if internal is None else span == internal,
@@ -217,7 +270,7 @@ def _pool(
     )
 
 
-def _printed_internals(memory: pd.DataFrame | None) -> dict[int | None, tuple[int | None, int | None]]:
+def printed_internals(memory: pd.DataFrame | None) -> dict[int | None, tuple[int | None, int | None]]:
     """`Total Internal Memory Size` and its line per build: the build's first memory row that has it."""
     out: dict[int | None, tuple[int | None, int | None]] = {}
     if memory is None or memory.empty:

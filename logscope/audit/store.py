@@ -36,6 +36,7 @@ import pyarrow as pa
 
 from logscope.analysis.diff import MEMORY_FIELDS, REUSE_FIELDS
 from logscope.errors import InputError
+from logscope.figures import FIGURES
 from logscope.frames import BOOL, FLT, INT, OBJ, SCHEMAS, STR
 from logscope.io import display_path
 
@@ -136,7 +137,9 @@ def arrow_schema(columns: Mapping[str, str]) -> pa.Schema:
     return pa.schema([(name, _ARROW_TYPES[sql]) for name, sql in columns.items()])
 
 
-BUILD_METRICS_VIEW = """
+# The memory figures of logscope.figures that the memory frame holds, in the table's order.
+_FIGURE_COLUMNS = ", ".join(f"m.{f.key}" for f in FIGURES if f.key in SCHEMAS["memory"])
+BUILD_METRICS_VIEW = f"""
 CREATE OR REPLACE VIEW build_metrics AS
 WITH layer_counts AS (
     SELECT file_id, build_index, count(*) AS layers,
@@ -162,9 +165,7 @@ SELECT
     b.build_index, b.kind, b.toolkit_product, b.toolkit_version, b.compiler_version, b.target_platform,
     b.status, b.status_reason,
     m.source AS memory_source,
-    m.weight_bytes, m.internal_bytes, m.other_bytes, m.total_bytes, m.model_bytes, m.activation_bytes,
-    m.scratch_bytes, m.reuse_rate, m.feature_pool_bytes, m.feature_sum_bytes, m.computed_reuse_rate,
-    m.const_span_bytes, m.const_sum_bytes, m.padding_bytes, m.logical_feature_bytes,
+    {_FIGURE_COLUMNS},
     coalesce(l.layers, 0) AS layers, coalesce(l.cpu_layers, 0) AS cpu_layers,
     coalesce(u.fusions, 0) AS fusions,
     coalesce(g.warnings, 0) AS warnings, coalesce(g.errors, 0) AS errors,

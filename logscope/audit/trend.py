@@ -25,6 +25,31 @@ from logscope.errors import ConfigError
 from .store import GROUP_COLUMNS, HIGHER_IS_BETTER, TREND_METRICS, Store
 
 TREND_SCHEMA_VERSION = 1
+# `--by model` (the default) puts together the builds of one model: the same layer table (op type and
+# output shape per layer, in order), else the same feature-tensor table (name and shape per row); a
+# build with neither is compared only with builds of its own file ("(model unknown) PATH").
+# `--by all` is one group.
+TREND_GROUPS = ("model", "all", *GROUP_COLUMNS)
+DEFAULT_GROUP = "model"
+MODEL_KEYS_SQL = """
+WITH layer_keys AS (
+    SELECT file_id, build_index, count(*) AS n,
+           md5(string_agg(coalesce(op_type, '?') || ' ' || coalesce(output_shape, '?'), ';'
+                          ORDER BY layer_id, line)) AS key
+    FROM layers GROUP BY ALL
+), tensor_keys AS (
+    SELECT file_id, build_index, count(*) AS n,
+           md5(string_agg(coalesce(name, '?') || ' ' || coalesce(orig_shape, '?'), ';' ORDER BY line)) AS key
+    FROM tensors WHERE "table" = 'feature' GROUP BY ALL
+), model_keys AS (
+    SELECT b.file_id, b.build_index,
+           coalesce('model ' || substr(l.key, 1, 8) || ' (' || l.n || ' layers)',
+                    'model ' || substr(t.key, 1, 8) || ' (' || t.n || ' feature tensors)') AS model
+    FROM builds b
+    LEFT JOIN layer_keys l ON l.file_id = b.file_id AND l.build_index = b.build_index
+    LEFT JOIN tensor_keys t ON t.file_id = b.file_id AND t.build_index = b.build_index
+)
+"""
 POINT_COLUMNS = (
     "group",
     "time",
@@ -66,22 +91,30 @@ class TrendResult:
 def compute_trend(
     db: str | os.PathLike[str],
     metric: str = "internal_bytes",
-    by: str | None = None,
+    by: str | None = DEFAULT_GROUP,
     threshold_pct: float = 5.0,
 ) -> TrendResult:
-    """Read `metric` per build from the audit database `db`, group by `by`, mark regressions."""
+    """Read `metric` per build from the audit database `db`, group by `by` (default: the model, see
+    `TREND_GROUPS`), mark regressions."""
     if metric not in TREND_METRICS:
         raise ConfigError(f"unknown metric {metric!r} (one of: {', '.join(TREND_METRICS)})")
-    if by is not None and by not in GROUP_COLUMNS:
-        raise ConfigError(f"cannot group by {by!r} (one of: {', '.join(GROUP_COLUMNS)})")
+    if by is not None and by not in TREND_GROUPS:
+        raise ConfigError(f"cannot group by {by!r} (one of: {', '.join(TREND_GROUPS)})")
     if threshold_pct < 0:
         raise ConfigError("--threshold must not be negative")
-    group_sql = f"coalesce(CAST({by} AS VARCHAR), '(none)')" if by else "'all'"
+    if by == "model":
+        group_sql = "coalesce(k.model, '(model unknown) ' || m.path)"
+    elif by in (None, "all"):
+        group_sql = "'all'"
+    else:
+        group_sql = f"coalesce(CAST(m.{by} AS VARCHAR), '(none)')"
     with Store(db, read_only=True) as store:
         frame = store.query_df(
-            f'SELECT {group_sql} AS "group", time, time_source, path, build_index, toolkit_version, '
-            f"target_platform, CAST({metric} AS DOUBLE) AS value FROM build_metrics "
-            f'WHERE {metric} IS NOT NULL ORDER BY "group", time, path, build_index'
+            f"{MODEL_KEYS_SQL} "
+            f'SELECT {group_sql} AS "group", m.time, m.time_source, m.path, m.build_index, '
+            f"m.toolkit_version, m.target_platform, CAST(m.{metric} AS DOUBLE) AS value "
+            "FROM build_metrics m LEFT JOIN model_keys k USING (file_id, build_index) "
+            f'WHERE m.{metric} IS NOT NULL ORDER BY "group", m.time, m.path, m.build_index'
         )
     better_up = metric in HIGHER_IS_BETTER
     frame = frame.reset_index(drop=True)

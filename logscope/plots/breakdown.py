@@ -19,7 +19,7 @@ from logscope.plots._common import (
     safe_label,
     source_name,
 )
-from logscope.plots.data import breakdown_bars
+from logscope.plots.data import BREAKDOWN_BARS, breakdown_bars
 
 
 def plot_breakdown(log: LogLike, ax: Axes | None = None) -> Figure:
@@ -29,7 +29,8 @@ def plot_breakdown(log: LogLike, ax: Axes | None = None) -> Figure:
     never added together. MCU logs: one bar per figure the tool reports (`arena` rows), coloured by
     source, totals hatched (a total is not stacked on its parts). Each bar ends with its value and lines.
     """
-    bars = breakdown_bars(log)
+    every = breakdown_bars(log, limit=None)
+    bars = every[:BREAKDOWN_BARS]
     if not bars:
         raise PlotDataError(f"{source_name(log) or 'log'}: no memory figures to break down")
     figure, ax = new_axes(ax, (9.5, max(2.4, 0.5 * len(bars) + 1.6)))
@@ -85,8 +86,14 @@ def plot_breakdown(log: LogLike, ax: Axes | None = None) -> Figure:
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, framealpha=0.9)
     ax.grid(True, axis="x", alpha=0.25)
     name = source_name(log)
+    cut = (
+        f"\nfirst {len(bars)} of {len(every)} bars; the rest: logscope parse --format json"
+        if len(every) > len(bars)
+        else ""
+    )
     ax.set_title(
-        (f"{safe_label(name, 70)}\n" if name else "") + "memory breakdown per build and source", fontsize=10
+        (f"{safe_label(name, 70)}\n" if name else "") + "memory breakdown per build and source" + cut,
+        fontsize=10,
     )
     return figure
 

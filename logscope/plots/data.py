@@ -49,9 +49,12 @@ import pandas as pd
 
 from logscope.analysis import pool as analysis_pool
 from logscope.analysis.pool import FeaturePool
+from logscope.figures import figure
 from logscope.plots._common import LogLike, as_int, as_str, frame_of, frames_of, line_range
 
 # --------------------------------------------------------------------------- RKNN feature pool
+
+POOL_SPAN = figure("feature_pool_bytes")  # the label and definition every output uses
 
 
 @dataclass(frozen=True)
@@ -261,9 +264,9 @@ def _rknn_map(pool: FeaturePool) -> AddressMap:
     if pool.internal_bytes is not None:
         equal = "=" if pool.matches_total else "≠"
         where = f" (line {pool.internal_line})" if pool.internal_line is not None else ""
-        span_label = f"pool span {{span}} {equal} Total Internal Memory Size{where}"
+        span_label = f"{POOL_SPAN.label} {{span}} {equal} Total Internal Memory Size{where}"
     else:
-        span_label = "pool span {span} = max(End) - min(Start)"
+        span_label = f"{POOL_SPAN.label} {{span}} = {POOL_SPAN.formula}"
     return AddressMap(
         title=f"feature tensor address map, build {pool.build_index}",
         x_label="layer (operator id; a tensor lives from the layer before its consumer to its last consumer)",
@@ -336,8 +339,12 @@ _RKNN_CATEGORIES = (
 )
 
 
-def breakdown_bars(log: LogLike, limit: int = 24) -> list[BreakdownBar]:
-    """Bars per build and source (RKNN memory rows), or per reported figure (MCU `arena` rows)."""
+BREAKDOWN_BARS = 24  # bars one breakdown plot draws; the plot names how many it left out
+
+
+def breakdown_bars(log: LogLike, limit: int | None = BREAKDOWN_BARS) -> list[BreakdownBar]:
+    """Bars per build and source (RKNN memory rows), or per reported figure (MCU `arena` rows); the
+    first `limit` (None: all)."""
     frames = frames_of(log)
     bars: list[BreakdownBar] = []
     for row in frame_of(frames, "memory").to_dict("records"):
@@ -383,7 +390,8 @@ def breakdown_bars(log: LogLike, limit: int = 24) -> list[BreakdownBar]:
     arena = frame_of(frames, "arena")
     if len(arena):
         used = arena[arena["used_bytes"].notna() & (arena["used_bytes"] > 0)]
-        for row in used.sort_values("used_bytes", ascending=False).head(limit).to_dict("records"):
+        ranked = used.sort_values("used_bytes", ascending=False)
+        for row in (ranked if limit is None else ranked.head(limit)).to_dict("records"):
             category = as_str(row["category"]) or "figure"
             region = as_str(row["region"])
             name = f"{region}: {category}" if region and region not in category else category
@@ -395,7 +403,7 @@ def breakdown_bars(log: LogLike, limit: int = 24) -> list[BreakdownBar]:
                     is_total="total" in category.lower(),
                 )
             )
-    return bars[:limit]
+    return bars if limit is None else bars[:limit]
 
 
 # --------------------------------------------------------------------------- fragmentation

@@ -14,6 +14,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
+from logscope.figures import figure
 from logscope.plots._common import (
     COLORS,
     LogLike,
@@ -31,6 +32,8 @@ MAX_POINTS = 1500  # beyond this many layers or steps, consecutive points are bi
 MAX_RUNS_DRAWN = 6  # more runs than this: the min-max envelope over runs and the run with the top peak
 # Distinct runs differ in line style as well as colour, so overlapping stretches stay readable in print.
 LINESTYLES = ("-", "--", "-.", ":", (0, (5, 1, 1, 1)), (0, (3, 1)))
+
+POOL_SPAN = figure("feature_pool_bytes")  # the label and definition every output uses
 
 
 def plot_memory(
@@ -151,8 +154,8 @@ def _draw_feature(ax: Axes, curve: FeatureCurve) -> float:
         color=COLORS["pool"],
         linestyle="--",
         linewidth=1,
-        label=f"pool span {human(pool.span_bytes)}"
-        + (f" = Total Internal Memory Size{where}" if pool.matches_total else ""),
+        label=f"{POOL_SPAN.label} {human(pool.span_bytes)}"
+        + (f" = Total Internal Memory Size{where}" if pool.matches_total else f" ({POOL_SPAN.formula})"),
     )
     ax.set_xlim(x.min() - 0.5, x.max() + 0.5)
     _mark_peak(

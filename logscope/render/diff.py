@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from logscope.analysis.diff import DIFF_SCHEMA_VERSION, BuildDiff, FigureChange
+from logscope.figures import BY_KEY, format_value
 from logscope.render.summary import human_bytes
 
 _TOP = 20  # rows of each list shown in text and Markdown; JSON has them all
@@ -64,7 +65,14 @@ def render_diff_json(diff: BuildDiff, fail_pct: float | None = None) -> str:
     return json.dumps(diff_dict(diff, fail_pct), indent=2, ensure_ascii=False, default=str)
 
 
+def _label(name: str) -> str:
+    """A memory figure's label from `logscope.figures`; other fields keep their name."""
+    return BY_KEY[name].label if name in BY_KEY else name
+
+
 def _value(name: str, value: Any) -> str:
+    if name in BY_KEY:
+        return format_value(name, value)
     if value is None:
         return "—"
     if name.endswith("_bytes"):
@@ -106,7 +114,7 @@ def render_diff_text(diff: BuildDiff, fail_pct: float | None = None) -> str:
     out.append(f"memory (source {src[0] or '—'} -> {src[1] or '—'})")
     for c in diff.memory + diff.reuse:
         out.append(
-            f"   {c.name:24} {_value(c.name, c.old):>28}  ->  {_value(c.name, c.new):>28}  {_change(c)}"
+            f"   {_label(c.name):25} {_value(c.name, c.old):>24} -> {_value(c.name, c.new):>24}  {_change(c)}"
         )
     if not diff.memory and not diff.reuse:
         out.append("   no memory figures in either build")
@@ -190,7 +198,8 @@ def render_diff_markdown(diff: BuildDiff, fail_pct: float | None = None) -> str:
     out += ["", "### Memory", "", "| figure | old | new | change |", "|---|---|---|---|"]
     for c in diff.memory + diff.reuse:
         out.append(
-            f"| {c.name} | {_md(_value(c.name, c.old))} | {_md(_value(c.name, c.new))} | {_md(_change(c))} |"
+            f"| {_md(_label(c.name))} | {_md(_value(c.name, c.old))} | {_md(_value(c.name, c.new))} "
+            f"| {_md(_change(c))} |"
         )
     la, lb = diff.layer_counts
     out += ["", f"### Layers ({la} → {lb})", ""]

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import textwrap
 from typing import Any
 
 import pandas as pd
 
-from logscope.model import ParsedLog
+from logscope.figures import memory_rows
+from logscope.model import ParsedLog, versions_text
 from logscope.rules import Finding, Rule
 from logscope.units import human_bytes
 
@@ -19,53 +21,6 @@ def _pct(value: float | None) -> str:
 def render_json(logs: list[ParsedLog]) -> str:
     payload: Any = logs[0].summary() if len(logs) == 1 else [log.summary() for log in logs]
     return json.dumps(payload, indent=2, ensure_ascii=False)
-
-
-def _memory_lines(build: dict[str, Any]) -> list[tuple[str, str, str]]:
-    """(label, value, provenance) rows for one build's memory."""
-    rows: list[tuple[str, str, str]] = []
-    mem, derived, lines = build["memory"], build["derived"], build["memory_lines"]
-    source = mem.get("source")
-
-    def where(key: str) -> str:
-        return f"{source} line {lines[key]}" if lines.get(key) is not None else str(source)
-
-    for key, label in (
-        ("weight_bytes", "weight"),
-        ("internal_bytes", "internal (feature maps)"),
-        ("activation_bytes", "activation (feature maps)"),
-        ("scratch_bytes", "scratch (op internal)"),
-        ("other_bytes", "other"),
-        ("total_bytes", "total"),
-        ("model_bytes", "model file"),
-    ):
-        if key == "activation_bytes" and mem.get("internal_bytes") is not None:
-            continue  # same figure as RKNN's "internal"
-        if mem.get(key) is not None:
-            rows.append((label, human_bytes(mem[key]), where(key)))
-    primary = build["memory_sources"][0] if build["memory_sources"] else {}
-    for key, label in (
-        ("system_max_bytes", "system max (eval)"),
-        ("npu_max_bytes", "NPU max (eval)"),
-        ("max_total_bytes", "max total (eval)"),
-    ):
-        if primary.get(key) is not None:
-            rows.append((label, human_bytes(primary[key]), str(source)))
-    if mem.get("reuse_rate") is not None:
-        rows.append(("reuse rate", _pct(mem["reuse_rate"]), where("reuse_rate")))
-    if mem.get("peak_layer"):
-        rows.append(("peak layer", str(mem["peak_layer"]), str(source)))
-    if derived.get("feature_pool_bytes") is not None:
-        rows.append(
-            ("feature pool span", human_bytes(derived["feature_pool_bytes"]), "max(End) - min(Start)")
-        )
-        rows.append(("feature sum (no reuse)", human_bytes(derived["feature_sum_bytes"]), "sum(Size)"))
-        rows.append(("computed reuse", _pct(derived["computed_reuse_rate"]), "1 - span / sum"))
-    if derived.get("padding_bytes") is not None:
-        rows.append(
-            ("channel padding", human_bytes(derived["padding_bytes"]), "native - logical shape bytes")
-        )
-    return rows
 
 
 _SOURCE_FIGURES = (
@@ -120,7 +75,28 @@ def _perf_text(perf: dict[str, Any] | None, top: int = 5) -> list[str]:
     return out
 
 
-def render_text(log: ParsedLog) -> str:
+def render_text(log: ParsedLog, *, max_findings: int | None = None, width: int | None = None) -> str:
+    """The text summary. Findings are grouped by rule (count and hint once), at most `max_findings`
+    shown (None: all) with a note naming what was left out; `width` wraps every longer line."""
+    text = _render_text(log, max_findings)
+    return text if width is None else fit(text, width)
+
+
+def fit(text: str, width: int) -> str:
+    """Every line wrapped to `width` columns, continuations indented under the line's own indent."""
+    out = []
+    for line in text.splitlines():
+        if len(line) <= width:
+            out.append(line)
+            continue
+        indent = " " * (len(line) - len(line.lstrip()) + 4)
+        out += textwrap.wrap(
+            line, width, subsequent_indent=indent, break_long_words=True, break_on_hyphens=False
+        )
+    return "\n".join(out)
+
+
+def _render_text(log: ParsedLog, max_findings: int | None) -> str:
     s = log.summary()
     counts = s["line_counts"]
     out = [f"{s['source']}  [{s['kind']}]  {counts['total']} lines, {s['unparsed_lines']} unparsed"]
@@ -130,23 +106,16 @@ def render_text(log: ParsedLog) -> str:
         head = f"build {b['index']} ({b['kind']}): {b['status']}"
         if b["status_reason"]:
             head += f" ({b['status_reason']})"
-        versions = ", ".join(
-            f"{k} {v}"
-            for k, v in (
-                ("toolkit", b["toolkit_version"]),
-                ("librknnc", b["compiler_version"]),
-                ("target", b["target_platform"]),
-            )
-            if v
-        )
+        versions = versions_text(b)
         out.append(
             f"\n{head}" + (f" — {versions}" if versions else "") + f"  lines {b['lines'][0]}-{b['lines'][1]}"
         )
         board = ", ".join(f"{k.removesuffix('_version')} {v}" for k, v in b["versions"].items() if v)
         if board:
             out.append(f"  board/runtime: {board}")
-        for label, value, source in _memory_lines(b):
+        for label, value, source, broken in memory_rows(b):
             out.append(f"  {label:<26} {value:<28} [{source}]")
+            out += [f"    ! {text}" for text in broken]
         out += _other_sources_text(b)
         out += _perf_text(b["perf"])
         c = b["counts"]
@@ -181,8 +150,42 @@ def render_text(log: ParsedLog) -> str:
         )
     if log.findings:
         out.append(f"\nfindings: {_finding_counts(log.findings)}")
-        out += [_finding_text(f) for f in log.findings]
+        out += _grouped_findings(log.findings, max_findings)
     return "\n".join(out)
+
+
+def _grouped_findings(findings: list[Finding], limit: int | None) -> list[str]:
+    """One block per rule (most severe rule first): code, name, severity, count, the hint once, then a
+    line per finding. Past `limit` findings, the rest are counted per rule in a closing note."""
+    groups: dict[str, list[Finding]] = {}
+    for f in findings:
+        groups.setdefault(f.code, []).append(f)
+    order = sorted(groups.values(), key=lambda g: (-max(int(f.severity or 0) for f in g), g[0].code))
+    out: list[str] = []
+    shown = 0
+    left: list[str] = []
+    for group in order:
+        first = group[0]
+        room = len(group) if limit is None else max(0, limit - shown)
+        if room == 0:
+            left.append(f"{first.code} {len(group)}")
+            continue
+        count = f" ({len(group)} findings)" if len(group) > 1 else ""
+        out.append(f"  {first.severity} {first.code} {first.name}{count}")
+        for f in group[:room]:
+            where = f"line {f.line}" if f.line is not None else "no line"
+            out.append(f"    {where}: {f.message}")
+        if len(group) > room:
+            out.append(f"    ... {len(group) - room} more {first.code} findings")
+        hints = dict.fromkeys(f.hint for f in group if f.hint)
+        out += [f"    hint: {hint}" for hint in hints]
+        shown += min(room, len(group))
+    if left:
+        out.append(
+            f"  ... {sum(int(x.split()[1]) for x in left)} more findings not shown ({', '.join(left)}): "
+            "--max-findings 0 or --format json for all"
+        )
+    return out
 
 
 # ---------------------------------------------------------------------- MCU logs
@@ -354,8 +357,9 @@ def render_markdown(log: ParsedLog) -> str:
         out.append("|---|---|---|")
         out.append(f"| toolkit | {_md_escape(b['toolkit_version'] or '—')} | log |")
         out.append(f"| librknnc | {_md_escape(b['compiler_version'] or '—')} | log |")
-        for label, value, source in _memory_lines(b):
-            out.append(f"| {label} | {_md_escape(value)} | {_md_escape(source)} |")
+        for label, value, source, broken in memory_rows(b):
+            note = "".join(f"<br>⚠ {_md_escape(text)}" for text in broken)
+            out.append(f"| {label} | {_md_escape(value)}{note} | {_md_escape(source)} |")
         out.append("")
     out += _mcu_runs_markdown(s.get("runs", []))
     if log.findings:

@@ -15,7 +15,8 @@ from typing import Any
 
 import pandas as pd
 
-from logscope.model import ParsedLog
+from logscope.figures import FIGURES, figure, format_value, memory_rows
+from logscope.model import ParsedLog, versions_text
 from logscope.plots import available_plots
 from logscope.plots._common import as_int, as_str, frame_of, human, line_range
 from logscope.plots.data import (
@@ -198,128 +199,104 @@ def verdict(log: ParsedLog) -> Verdict:
 # ---------------------------------------------------------------------------------------- headline
 
 
+HEADLINE_BUILDS = 3  # builds whose figures the summary shows; the rest are named in a note
+
+
 def _headline(log: ParsedLog, budget_bytes: int | None) -> list[Headline]:
-    frames = log.frames
+    """Per build (at most HEADLINE_BUILDS, the rest named in a note): status, then every memory figure
+    with the label, value and provenance of `logscope.figures`, the broken invariants beside it."""
     out: list[Headline] = []
-    builds = frame_of(frames, "builds")
-    for row in builds.head(3).to_dict("records"):
-        versions = ", ".join(
-            f"{k} {v}"
-            for k, v in (
-                ("toolkit", as_str(row["toolkit_version"])),
-                ("librknnc", as_str(row["compiler_version"])),
-                ("target", as_str(row["target_platform"])),
-            )
-            if v
-        )
-        status = as_str(row["status"]) or "unknown"
-        reason = as_str(row["status_reason"])
-        out.append(
-            Headline(
-                f"build {as_int(row['build_index'])}",
-                status + (f" ({reason})" if reason else "") + (f" — {versions}" if versions else ""),
-                _lines(as_int(row["start_line"]), as_int(row["end_line"])),
-            )
-        )
-    memory = frame_of(frames, "memory")
-    for row in memory.head(4).to_dict("records"):
-        source = as_str(row["source"]) or "log"
-        for label, column, line_column in (
-            ("weights", "weight_bytes", "weight_line"),
-            ("feature maps (internal)", "internal_bytes", "internal_line"),
-            ("scratch", "scratch_bytes", "scratch_line"),
-            ("other", "other_bytes", None),
-            ("total", "total_bytes", "total_line"),
-            ("model file", "model_bytes", "model_line"),
-            ("maximum allocation (system + NPU)", "max_total_bytes", None),
-        ):
-            value = as_int(row.get(column))
-            if value is None or (column == "internal_bytes" and source == "derived"):
-                continue
-            line = as_int(row.get(line_column)) if line_column else None
-            out.append(Headline(label, human(value), f"{source}, line {line}" if line else source, value))
-        if as_int(row.get("internal_bytes")) is None and as_int(row.get("activation_bytes")) is not None:
-            value = int(row["activation_bytes"])
-            line = as_int(row.get("activation_line"))
-            out.append(
-                Headline("activations", human(value), f"{source}, line {line}" if line else source, value)
-            )
-        reuse = row.get("reuse_rate")
-        if reuse is not None and not pd.isna(reuse):
-            line = as_int(row.get("reuse_line"))
-            out.append(
-                Headline(
-                    "reuse rate", f"{float(reuse) * 100:.1f}%", f"{source}, line {line}" if line else source
-                )
-            )
+    summary = log.summary()
+    builds = summary["builds"]
+    many = len(builds) > 1
     curve = feature_curve(log)
-    if curve is not None:
-        pool = curve.pool
-        where = f"layer {curve.peak_layer}" + (f" {curve.peak_op_type}" if curve.peak_op_type else "")
-        where += f" (line {curve.peak_line})" if curve.peak_line is not None else ""
+    shown = builds[:HEADLINE_BUILDS]
+    if curve is not None and curve.pool.build_index not in {b["index"] for b in shown}:
+        shown = shown[: HEADLINE_BUILDS - 1] + [b for b in builds if b["index"] == curve.pool.build_index]
+    if len(builds) > len(shown):
+        left = [str(b["index"]) for b in builds if b not in shown]
         out.append(
             Headline(
-                "live feature maps at peak",
-                human(curve.peak_bytes),
-                f"{where}: {', '.join(curve.peak_tensors[:4])}; "
-                f"feature table lines {_range(pool.table_lines)}",
-                curve.peak_bytes,
+                "builds",
+                f"{len(builds)} builds; {len(shown)} shown, {len(left)} left out (builds "
+                f"{_index_ranges(left)}): `logscope parse --format json` lists every build",
+                "builds",
             )
         )
-        bound = pool.lower_bound_bytes
-        if bound is not None and bound != curve.peak_bytes:  # only where the table's rows alias
-            out.append(
-                Headline(
-                    "live lower bound",
-                    human(bound),
-                    f"layer {pool.lower_bound_step}: {', '.join(pool.lower_bound_tensors[:4])}; "
-                    f"each tensor once, overlapping address ranges once (lines "
-                    f"{', '.join(str(n) for n in pool.lower_bound_lines[:6])})",
-                    bound,
-                )
-            )
-        match = ""
-        if pool.internal_bytes is not None:
-            match = (
-                " = Total Internal Memory Size"
-                if pool.matches_total
-                else (f" ≠ Total Internal Memory Size {pool.internal_bytes} B")
-            )
+    for b in shown:
+        prefix = f"build {b['index']}: " if many else ""
+        versions = versions_text(b)
+        status = (b["status"] or "unknown") + (f" ({b['status_reason']})" if b["status_reason"] else "")
         out.append(
             Headline(
-                "feature pool span", human(pool.span_bytes), f"max(End) − min(Start){match}", pool.span_bytes
+                f"build {b['index']}",
+                status + (f" — {versions}" if versions else ""),
+                _lines(b["lines"][0], b["lines"][1]),
             )
         )
-        total = pool.sum_bytes
-        if total:
-            out.append(
-                Headline(
-                    "address reuse",
-                    f"{(1 - pool.span_bytes / total) * 100:.1f}%",
-                    f"1 − span / sum(Size) = 1 − {pool.span_bytes} / {total}",
-                )
-            )
-    padding = (
-        frame_of(frames, "memory")["padding_bytes"].dropna() if len(memory) else pd.Series(dtype="Int64")
-    )
-    if len(padding) and int(padding.iloc[0]) > 0:
-        out.append(
-            Headline(
-                "channel padding",
-                human(int(padding.iloc[0])),
-                "sum(native − logical shape bytes)",
-                int(padding.iloc[0]),
-            )
-        )
-    totals = frame_of(frames, "perf_totals")
+        values = {**b["memory"], **b["derived"]}
+        for label, value, where, broken in memory_rows(b):
+            key = next((f.key for f in FIGURES if f.label == label), None)
+            raw = values.get(key) if key else None
+            number = raw if isinstance(raw, int) and key and key.endswith("_bytes") else None
+            where = where + "".join(f"; ⚠ {text}" for text in broken)
+            out.append(Headline(prefix + label, value, where, number))
+        if curve is not None and curve.pool.build_index == b["index"]:
+            out += _pool_headline(curve, prefix)
+    totals = frame_of(log.frames, "perf_totals")
     for row in totals.head(2).to_dict("records"):
         time_us = as_int(row.get("total_time_us"))
         if time_us is not None:
             fps = row.get("fps")
             fps_text = f", {float(fps):.2f} FPS" if fps is not None and not pd.isna(fps) else ""
-            out.append(Headline("total time", f"{time_us} µs{fps_text}", _at(as_int(row.get("time_line")))))
+            prefix = f"build {as_int(row.get('build_index'))}: " if many else ""
+            out.append(
+                Headline(f"{prefix}total time", f"{time_us} µs{fps_text}", _at(as_int(row.get("time_line"))))
+            )
     out += _mcu_headline(log, budget_bytes)
     return out
+
+
+def _pool_headline(curve: Any, prefix: str) -> list[Headline]:
+    """The live-memory figures of the pool the memory plot draws (`logscope.figures.POOL_FIGURES`)."""
+    pool = curve.pool
+    where = f"layer {curve.peak_layer}" + (f" {curve.peak_op_type}" if curve.peak_op_type else "")
+    where += f" (line {curve.peak_line})" if curve.peak_line is not None else ""
+    peak = figure("live_peak_bytes")
+    out = [
+        Headline(
+            prefix + peak.label,
+            format_value(peak.key, curve.peak_bytes),
+            f"{where}: {', '.join(curve.peak_tensors[:4])}; feature table lines {_range(pool.table_lines)}",
+            curve.peak_bytes,
+        )
+    ]
+    bound = pool.lower_bound_bytes
+    if bound is not None and bound != curve.peak_bytes:  # only where the table's rows alias
+        fig = figure("lower_bound_bytes")
+        out.append(
+            Headline(
+                prefix + fig.label,
+                format_value(fig.key, bound),
+                f"layer {pool.lower_bound_step}: {', '.join(pool.lower_bound_tensors[:4])}; "
+                f"each tensor once, overlapping address ranges once (lines "
+                f"{', '.join(str(n) for n in pool.lower_bound_lines[:6])})",
+                bound,
+            )
+        )
+    return out
+
+
+def _index_ranges(indexes: list[str]) -> str:
+    """`["3", "4", "5", "9"]` -> `3–5, 9`."""
+    numbers = sorted(int(i) for i in indexes if i.lstrip("-").isdigit())
+    parts: list[str] = []
+    for n in numbers:
+        if parts and n == int(parts[-1].split("–")[-1]) + 1:
+            parts[-1] = f"{parts[-1].split('–')[0]}–{n}"
+        else:
+            parts.append(str(n))
+    return ", ".join(parts)
 
 
 def _mcu_headline(log: ParsedLog, budget_bytes: int | None) -> list[Headline]:
@@ -459,11 +436,18 @@ def _plot_spec(log: ParsedLog, kind: str, budget_bytes: int | None) -> PlotSpec:
         )
     if kind == "breakdown":
         bars = breakdown_bars(log)
+        every = len(breakdown_bars(log, limit=None))
         bar_lines = sorted({ln for b in bars for _, _, ln in b.segments if ln is not None})
+        cut = (
+            f" The first {len(bars)} of {every} bars are drawn; the JSON summary lists every build."
+            if every > len(bars)
+            else ""
+        )
         return PlotSpec(
             kind,
             "Memory breakdown",
-            "Each source's own figures, never added across sources; a black tick is a total the log prints.",
+            "Each source's own figures, never added across sources; a black tick is a total the log prints."
+            + cut,
             f"lines {', '.join(map(str, bar_lines))}" if bar_lines else "",
             {
                 "bars": [
@@ -543,12 +527,15 @@ def _tables(log: ParsedLog) -> list[Table]:
 def _largest_tensors(log: ParsedLog) -> Table:
     tensors = frame_of(log.frames, "tensors")
     rows = tensors[tensors["size_bytes"].notna()].nlargest(TABLE_ROWS, "size_bytes")
+    many = _multi_build(log)
     return Table(
         "largest_tensors",
         "Largest tensors",
-        ("table", "op", "user op", "tensor", "dtype", "shape", "native shape", "size", "start", "line"),
+        ("build",) * many
+        + ("table", "op", "user op", "tensor", "dtype", "shape", "native shape", "size", "start", "line"),
         tuple(
-            (
+            (as_int(r.build_index),) * many
+            + (
                 r.table,
                 as_int(r.op_id),
                 as_str(r.user_op),
@@ -562,7 +549,9 @@ def _largest_tensors(log: ParsedLog) -> Table:
             )
             for r in rows.itertuples(index=False)
         ),
-        f"{TABLE_ROWS} largest of {len(tensors)} rows (feature and const tables)"
+        f"{TABLE_ROWS} largest of {len(tensors)} rows (feature and const tables"
+        + (f", {len(log.frames['builds'])} builds" if many else "")
+        + ")"
         if len(tensors) > TABLE_ROWS
         else "",
     )
@@ -570,14 +559,23 @@ def _largest_tensors(log: ParsedLog) -> Table:
 
 def _padding(log: ParsedLog) -> Table:
     tensors = frame_of(log.frames, "tensors")
-    padded = tensors[tensors["padding_bytes"].notna() & (tensors["padding_bytes"] > 0)]
+    padded = tensors[
+        tensors["padding_bytes"].notna()
+        & (tensors["padding_bytes"] > 0)
+        & (tensors["padding_bytes"] <= tensors["size_bytes"])  # the padding figure's invariant
+    ]
     rows = padded.nlargest(TABLE_ROWS, "padding_bytes")
+    many = _multi_build(log)
+    checks = log.frames["figure_checks"]
+    broken = int((checks["figure"] == "padding_bytes").sum())
     return Table(
         "padding",
         "Padding overhead (native − logical shape bytes)",
-        ("tensor", "dtype", "shape", "native shape", "logical", "native", "padding", "share", "line"),
+        ("build",) * many
+        + ("tensor", "dtype", "shape", "native shape", "logical", "native", "padding", "share", "line"),
         tuple(
-            (
+            (as_int(r.build_index),) * many
+            + (
                 as_str(r.name),
                 as_str(r.dtype),
                 as_str(r.orig_shape),
@@ -592,10 +590,18 @@ def _padding(log: ParsedLog) -> Table:
             )
             for r in rows.itertuples(index=False)
         ),
-        f"top {TABLE_ROWS} of {len(padded)} padded tensors, "
-        f"{human(int(padded['padding_bytes'].sum()))} in all"
-        if len(padded)
-        else "",
+        (
+            f"top {TABLE_ROWS} of {len(padded)} padded tensors, "
+            f"{human(int(padded['padding_bytes'].sum()))} in all"
+            + (f" over {len(log.frames['builds'])} builds" if many else "")
+            if len(padded)
+            else ""
+        )
+        + (
+            f"; {broken} rows left out: their padding breaks an invariant (see the figure checks)"
+            if broken
+            else ""
+        ),
     )
 
 
@@ -784,6 +790,11 @@ def _messages(log: ParsedLog) -> Table:
         ),
         f"first {TABLE_ROWS} of {len(rows)}" if len(rows) > TABLE_ROWS else "",
     )
+
+
+def _multi_build(log: ParsedLog) -> bool:
+    """Tables of a log with several builds name each row's build."""
+    return len(log.frames["builds"]) > 1
 
 
 # -------------------------------------------------------------------------------------- provenance

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
+from dataclasses import field
 from typing import Any
 
 import pandas as pd
@@ -113,3 +114,12 @@ def printed_perf_total(log: ParsedLog, build_index: int | None) -> tuple[int | N
         if value:
             return value, as_int(row.time_line)
     return None, None
+
+
+PROVENANCE = "provenance"  # dataclass field metadata: the option whose source the field receives
+
+
+def provenance(option: str, default: str = "logscope's built-in default") -> Any:
+    """An Options field that is not an option: `Config.options_for` fills it with where `option` came
+    from (the built-in default, a `--target` preset, `--sram`, or the configuration file)."""
+    return field(default=default, metadata={PROVENANCE: option})

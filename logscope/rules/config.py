@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from logscope.errors import ConfigError
+from logscope.rules._common import PROVENANCE
 from logscope.rules.finding import Severity
 from logscope.rules.registry import RULES, Rule, get_rule, rules_matching
 from logscope.rules.targets import PRESET_KEYS, TARGETS, target_preset
@@ -131,6 +132,7 @@ class Config:
     sram_bytes: int | None = None
     fail_on: Severity = Severity.error
     origin: str | None = None  # the file it came from, for messages
+    sram_origin: str | None = None  # where sram_bytes came from: "--sram" or the file's `sram`
 
     def is_enabled(self, rule: Rule) -> bool:
         if self.select is not None and not any(rule in rules_matching(s) for s in self.select):
@@ -147,12 +149,33 @@ class Config:
         return values
 
     def options_for(self, rule: Rule) -> Any:
-        """The rule's OPTIONS: defaults, then the target preset, then the user's values."""
+        """The rule's OPTIONS: defaults, then the target preset, then the user's values. A field
+        declared with `provenance("x")` receives where option `x` came from, for the finding to say."""
         settings = self.rules.get(rule.code, RuleSettings())
         names = {f.name for f in rule.option_fields()}
-        values = {k: v for k, v in self.preset().items() if k in names and k in PRESET_KEYS and v is not None}
+        preset = self.preset()
+        values = {k: v for k, v in preset.items() if k in names and k in PRESET_KEYS and v is not None}
+        sources = {k: self._preset_source(k) for k in values}
+        sources |= {k: f"{self.origin or 'the configuration'} [rules.{rule.code}]" for k in settings.options}
         values.update(settings.options)
+        for f in dataclasses.fields(rule.options_type):
+            of = f.metadata.get(PROVENANCE)
+            if of is None:
+                continue
+            if of in sources:
+                values[f.name] = sources[of]
+            elif self.target and of in preset:
+                values[f.name] = (
+                    f"logscope's built-in default; logscope.targets has no figure for {self.target}"
+                )
+            else:
+                values[f.name] = "logscope's built-in default"
         return rule.options_type(**values)
+
+    def _preset_source(self, key: str) -> str:
+        if key == "sram_bytes" and self.sram_origin is not None:
+            return self.sram_origin
+        return f"target {self.target} (logscope.targets)"
 
     def severity_for(self, rule: Rule) -> Severity | None:
         settings = self.rules.get(rule.code)
@@ -177,6 +200,7 @@ class Config:
             changes["target"] = _target(target, "--target")
         if sram is not None:
             changes["sram_bytes"] = _size(sram, "--sram")
+            changes["sram_origin"] = "--sram"
         if fail_on is not None:
             changes["fail_on"] = _severity(fail_on, "--fail-on")
         return dataclasses.replace(self, **changes)
@@ -239,6 +263,7 @@ def config_from_mapping(data: Mapping[str, Any], origin: str = "config") -> Conf
         values["target"] = _target(data["target"], f"{origin}: target")
     if "sram" in data:
         values["sram_bytes"] = _size(data["sram"], f"{origin}: sram")
+        values["sram_origin"] = f"{origin}: sram"
     if "select" in data:
         values["select"] = tuple(
             _selectors(_string_list(data["select"], f"{origin}: select"), f"{origin}: select")
@@ -304,7 +329,7 @@ def _coerce(value: Any, annotation: Any, name: str, where: str) -> Any:
                 return value
         elif base is int:
             if name.endswith("_bytes") and isinstance(value, str | int) and not isinstance(value, bool):
-                return parse_size(value)
+                return _size(value, where)  # a TOML integer is bytes; a string needs its unit
             if isinstance(value, int) and not isinstance(value, bool):
                 return check_number(value, where, *option_range(name, int), integer=True)
         elif base is float:
@@ -388,11 +413,18 @@ def _target(value: Any, where: str) -> str:
     return name
 
 
+SIZE_FORMS = "320KiB, 320KB, 1.5MiB, 2M or 327680B (KB/MB are binary)"
+
+
 def _size(value: Any, where: str) -> int:
+    """A budget: a string needs its unit, `320` alone is refused rather than read as 320 B."""
     try:
-        return parse_size(value)
+        size = parse_size(value)
     except (ValueError, TypeError) as exc:
-        raise ConfigError(f"{where}: {exc}") from None
+        raise ConfigError(f"{where}: {exc}; write it as {SIZE_FORMS}") from None
+    if isinstance(value, str) and re.fullmatch(r"\s*\d+(\.\d+)?\s*", value):
+        raise ConfigError(f"{where}: {_short(value.strip())} has no unit; write it as {SIZE_FORMS}")
+    return size
 
 
 def _string_list(value: Any, where: str) -> list[str]:

@@ -7,7 +7,6 @@ Each rule's module docstring is its documentation: a one-line summary, then the 
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import sys
 import typing
@@ -35,7 +34,7 @@ def _default(name: str, value: Any) -> str:
 
 
 def options_table(rule: Rule) -> str:
-    fields = dataclasses.fields(rule.options_type)
+    fields = rule.option_fields()
     if not fields:
         return "This rule has no options (only `severity`)."
     hints = typing.get_type_hints(rule.options_type)

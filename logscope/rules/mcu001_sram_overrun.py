@@ -38,7 +38,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from logscope.model import ParsedLog
-from logscope.rules._common import as_int, as_str, fmt_bytes
+from logscope.rules._common import as_int, as_str, fmt_bytes, provenance
 from logscope.rules.finding import Finding, Severity
 
 CODE = "MCU001"
@@ -50,6 +50,7 @@ NEEDS = ("mcu_memory",)
 @dataclass(frozen=True)
 class Options:
     sram_bytes: int | None = None
+    sram_source: str = provenance("sram_bytes")  # --sram, a --target preset or the configuration
 
 
 OPTIONS = Options
@@ -67,7 +68,7 @@ def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
         budget_line: int | None
         if options.sram_bytes is not None:
             budget, budget_line = options.sram_bytes, None
-            budget_from = "sram option (--sram / target / config)"
+            budget_from = options.sram_source
         else:
             budget = as_int(row.budget_bytes)
             budget_line = as_int(run.budget_line) if run is not None else None

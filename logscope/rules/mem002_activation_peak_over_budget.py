@@ -27,7 +27,9 @@ W [Warning] Activation memory peak exceeds 10MB, consider reducing input size
 - Check `low-memory-reuse` (MEM001): a pool that reuses little is bigger than it needs to be.
 
 ## Options
-- `budget_bytes` (int, 10 MiB): activation memory above this is reported; accepts `"10MiB"`.
+- `budget_bytes` (int, 10 MiB): activation memory above this is reported; accepts `"10MiB"`. The
+  finding names where the budget came from: the built-in default, a `--target` preset (no chip in
+  `logscope.targets` has a published activation budget yet) or the configuration.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from logscope.rules._common import (
     first_line,
     fmt_bytes,
     messages_in,
+    provenance,
     rows_of_build,
 )
 from logscope.rules._pool import feature_pool
@@ -58,6 +61,7 @@ NEEDS = ("builds",)
 @dataclass(frozen=True)
 class Options:
     budget_bytes: int = 10 * MiB
+    budget_source: str = provenance("budget_bytes")
 
 
 OPTIONS = Options
@@ -92,6 +96,7 @@ def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
             "activation_line": value_line,
             "activation_source": source or None,
             "budget_bytes": options.budget_bytes,
+            "budget_source": options.budget_source,
             "peak_layer": peak_layer,
             "peak_ops": peak_ops,
         }
@@ -116,7 +121,8 @@ def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
         elif value is not None and value > options.budget_bytes:
             message = (
                 f"activation memory {fmt_bytes(value)} (line {value_line}) is above the "
-                f"{fmt_bytes(options.budget_bytes)} budget by {fmt_bytes(value - options.budget_bytes)}"
+                f"{fmt_bytes(options.budget_bytes)} budget ({options.budget_source}) by "
+                f"{fmt_bytes(value - options.budget_bytes)}"
             )
             if peak_layer:
                 message += f"; peak at {peak_layer}"

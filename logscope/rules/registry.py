@@ -120,7 +120,8 @@ class Rule:
         return self.doc.strip().splitlines()[0].strip()
 
     def option_fields(self) -> tuple[dataclasses.Field[Any], ...]:
-        return dataclasses.fields(self.options_type)
+        """The options a user can set: not the fields that receive an option's provenance."""
+        return tuple(f for f in dataclasses.fields(self.options_type) if "provenance" not in f.metadata)
 
     def default_options(self) -> Any:
         return self.options_type()

@@ -20,7 +20,10 @@ def _preset(chip: str, facts: dict[str, Any]) -> dict[str, Any]:
         "int8_channel_block": blocks.get("int8"),
         "float16_channel_block": blocks.get("fp16"),
         "int16_channel_block": blocks.get("int16"),
-    } | facts
+        # MEM002's activation budget: no chip has a published figure yet, so the rule keeps its default
+        # and says the target gave none.
+        "budget_bytes": facts.get("activation_budget_bytes"),
+    } | {k: v for k, v in facts.items() if k != "activation_budget_bytes"}
 
 
 TARGETS: dict[str, dict[str, Any]] = {chip: _preset(chip, facts) for chip, facts in CHIPS.items()}
@@ -31,6 +34,7 @@ PRESET_KEYS = (
     "int16_channel_block",
     "npu_cores",
     "sram_bytes",
+    "budget_bytes",
 )
 
 

@@ -83,7 +83,8 @@ def test_target_and_sram_accepted():
 
 def test_rules_and_explain():
     result = runner.invoke(app, ["rules"])
-    assert result.exit_code == 0 and len(result.stdout.strip().splitlines()) == len(RULES)
+    rows = [line for line in result.stdout.strip().splitlines() if not line.startswith(" ")]
+    assert result.exit_code == 0 and len(rows) == len(RULES)  # long summaries wrap, indented
     for key in ("MEM005", "channel-padding-waste", "mem005"):
         result = runner.invoke(app, ["explain", key])
         assert (

@@ -44,7 +44,7 @@ def test_every_rule_is_documented():
         missing = [s for s in SECTIONS if not sections.get(s)]
         assert not missing, (rule.code, missing)
         assert "```" in sections["Example"], f"{rule.code}: the example must quote a log excerpt"
-        for f in dataclasses.fields(rule.options_type):
+        for f in rule.option_fields():
             assert f"`{f.name}`" in sections["Options"], (rule.code, f.name)
         assert rule.summary.endswith(".")
 
