@@ -15,6 +15,7 @@ from rich.console import Console
 
 from logscope.api import parse
 from logscope.errors import LogscopeError
+from logscope.inert import visible_controls
 from logscope.model import ParsedLog
 from logscope.render.frames_out import write_frames
 from logscope.render.summary import render_json, render_markdown, render_rule_list, render_text
@@ -42,8 +43,18 @@ class Level(str, Enum):
 
 
 def _fail(message: str) -> typer.Exit:
-    Console(stderr=True, highlight=False, soft_wrap=True).print(f"logscope: error: {message}", markup=False)
+    _err(f"logscope: error: {message}")
     return typer.Exit(code=2)
+
+
+def _out(text: str) -> None:
+    """Every text, JSON and Markdown output goes through here: a control character from a log or a
+    model is shown as an escape (`\\x1b`, `\\u009b`), never emitted to the terminal."""
+    sys.stdout.write(visible_controls(text))
+
+
+def _err(line: str) -> None:
+    sys.stderr.write(visible_controls(line) + "\n")
 
 
 @app.callback()
@@ -100,13 +111,12 @@ def parse_command(
         except OSError as exc:
             raise _fail(f"cannot write frames to {frames_out}: {exc.strerror or exc}") from None
     if output_format is OutputFormat.json:
-        sys.stdout.write(render_json(logs) + "\n")
+        _out(render_json(logs) + "\n")
     elif output_format is OutputFormat.markdown:
-        sys.stdout.write("\n\n".join(render_markdown(log) for log in logs) + "\n")
+        _out("\n\n".join(render_markdown(log) for log in logs) + "\n")
     else:
-        console = Console(highlight=False, soft_wrap=True)
         for log in logs:
-            console.print(render_text(log), markup=False)
+            _out(render_text(log) + "\n")
     failing = [
         log
         for log, config in zip(logs, configs, strict=True)
@@ -199,9 +209,9 @@ def reference_command(
     except OSError as exc:
         raise _fail(f"cannot write output: {exc.strerror or exc}") from None
     if output_format is TextOrJson.json:
-        sys.stdout.write(render_reference_json(result) + "\n")
+        _out(render_reference_json(result) + "\n")
     else:
-        Console(highlight=False, soft_wrap=True).print(render_reference_text(result), markup=False)
+        _out(render_reference_text(result) + "\n")
 
 
 @app.command("check")
@@ -271,9 +281,9 @@ def check_command(
     except OSError as exc:
         raise _fail(f"cannot write output: {exc.strerror or exc}") from None
     if output_format is TextOrJson.json:
-        sys.stdout.write(render_check_json(result, log.findings) + "\n")
+        _out(render_check_json(result, log.findings) + "\n")
     else:
-        Console(highlight=False, soft_wrap=True).print(render_check_text(result, log.findings), markup=False)
+        _out(render_check_text(result, log.findings) + "\n")
     worst = worst_severity(log.findings)
     if worst is not None and worst >= config.fail_on:
         raise typer.Exit(code=1)
@@ -370,7 +380,7 @@ def audit_command(
     except LogscopeError as exc:
         raise _fail(str(exc)) from None
     if output_format is TextOrJson.json:
-        sys.stdout.write(render_audit_json(report) + "\n")
+        _out(render_audit_json(report) + "\n")
     else:
         Console(highlight=False, soft_wrap=True).print(summary_table(report))
 
@@ -413,7 +423,7 @@ def trend_command(
         if fmt is TrendFormat.png:
             assert output is not None
             plot_trend(result, output)
-            Console(highlight=False, soft_wrap=True).print(render_trend_text(result), markup=False)
+            _out(render_trend_text(result) + "\n")
             return
         text = {
             TrendFormat.json: render_trend_json,
@@ -421,9 +431,11 @@ def trend_command(
             TrendFormat.text: render_trend_text,
         }[fmt](result)
         if output is not None:
-            output.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+            output.write_text(
+                visible_controls(text if text.endswith("\n") else text + "\n"), encoding="utf-8"
+            )
         else:
-            sys.stdout.write(text if text.endswith("\n") else text + "\n")
+            _out(text if text.endswith("\n") else text + "\n")
     except OSError as exc:
         raise _fail(f"cannot write {output}: {exc.strerror or exc}") from None
 
@@ -459,13 +471,11 @@ def diff_command(
     except LogscopeError as exc:
         raise _fail(str(exc)) from None
     if output_format is OutputFormat.json:
-        sys.stdout.write(render_diff_json(diff, fail_on_regression) + "\n")
+        _out(render_diff_json(diff, fail_on_regression) + "\n")
     elif output_format is OutputFormat.markdown:
-        sys.stdout.write(render_diff_markdown(diff, fail_on_regression))
+        _out(render_diff_markdown(diff, fail_on_regression))
     else:
-        Console(highlight=False, soft_wrap=True).print(
-            render_diff_text(diff, fail_on_regression), markup=False
-        )
+        _out(render_diff_text(diff, fail_on_regression) + "\n")
     if fail_on_regression is not None and diff.regressions(fail_on_regression):
         raise typer.Exit(code=1)
 
@@ -524,7 +534,7 @@ def plot_command(
         raise _fail(str(exc)) from None
     except OSError as exc:
         raise _fail(f"cannot write {output}: {exc.strerror or exc}") from None
-    Console(stderr=True, highlight=False, soft_wrap=True).print(f"wrote {output}", markup=False)
+    _err(f"wrote {output}")
 
 
 @app.command("report")
@@ -566,9 +576,8 @@ def report_command(
         raise _fail(str(exc)) from None
     except OSError as exc:
         raise _fail(f"cannot write {output}: {exc.strerror or exc}") from None
-    console = Console(stderr=True, highlight=False, soft_wrap=True)
     for path in written:
-        console.print(f"wrote {path}", markup=False)
+        _err(f"wrote {path}")
 
 
 def main() -> None:

@@ -7,6 +7,7 @@ from typing import Any
 
 import pandas as pd
 
+from logscope.inert import markdown_text
 from logscope.model import ParsedLog
 from logscope.rules import Finding, Rule
 from logscope.units import human_bytes
@@ -322,7 +323,7 @@ def render_rule_list(rules: tuple[Rule, ...]) -> str:
 
 
 def _md_escape(text: object) -> str:
-    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+    return markdown_text(text)
 
 
 def render_markdown(log: ParsedLog) -> str:
