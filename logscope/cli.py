@@ -22,7 +22,21 @@ from logscope.render.summary import render_json, render_markdown, render_rule_li
 from logscope.rules import RULES, Config, analyze_log, get_rule, resolve_config, worst_severity
 from logscope.rules.docs import explain_text
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="Read NPU compiler and MCU memory logs.")
+# No rich traceback box from any command: `main` turns an unexpected exception into one line (exit 3).
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="Read NPU compiler and MCU memory logs.",
+    pretty_exceptions_enable=False,
+)
+
+# What `main` names in an internal error: the --debug flag and the input being worked on.
+_RUN: dict[str, Any] = {"debug": False, "input": None}
+
+
+def _parse(path: str | Path) -> ParsedLog:
+    _RUN["input"] = path
+    return parse(path)
 
 
 class OutputFormat(str, Enum):
@@ -58,8 +72,11 @@ def _err(line: str) -> None:
 
 
 @app.callback()
-def _root() -> None:
+def _root(
+    debug: bool = typer.Option(False, "--debug", help="Show the traceback of an internal error."),
+) -> None:
     """logscope: what went wrong with memory, proved with the log's own lines."""
+    _RUN["debug"] = debug
 
 
 @app.command("parse")
@@ -99,7 +116,7 @@ def parse_command(
                 sram=sram,
                 fail_on=fail_on.value if fail_on else None,
             )
-            logs.append(analyze_log(parse(path), config))
+            logs.append(analyze_log(_parse(path), config))
             configs.append(config)
         except LogscopeError as exc:
             raise _fail(str(exc)) from None
@@ -198,6 +215,7 @@ def reference_command(
             alignment=alignment,
             quirks=frozenset(quirk or ()),
         )
+        _RUN["input"] = model
         result = analyze_model(model, options)
     except LogscopeError as exc:
         raise _fail(str(exc)) from None
@@ -259,7 +277,8 @@ def check_command(
             target=target,
             fail_on=fail_on.value if fail_on else None,
         )
-        log = parse(log_file)
+        log = _parse(log_file)
+        _RUN["input"] = f"{log_file} with {onnx_model}"
         result = check_log_against_model(
             log,
             onnx_model,
@@ -461,11 +480,11 @@ def diff_command(
 
     try:
         (old_path, old_index), (new_path, new_index) = split_build_ref(old), split_build_ref(new)
-        old_log = analyze_log(parse(old_path), resolve_config(config_path, Path(old_path)))
+        old_log = analyze_log(_parse(old_path), resolve_config(config_path, Path(old_path)))
         new_log = (
             old_log
             if new_path == old_path
-            else analyze_log(parse(new_path), resolve_config(config_path, Path(new_path)))
+            else analyze_log(_parse(new_path), resolve_config(config_path, Path(new_path)))
         )
         diff = diff_builds(old_log, new_log, old_index, new_index)
     except LogscopeError as exc:
@@ -518,7 +537,7 @@ def plot_command(
 
     try:
         config = resolve_config(config_path, log_file).with_overrides(sram=sram)
-        log = parse(log_file)
+        log = _parse(log_file)
         options: dict[str, Any] = {}
         if kind in (PlotKind.memory, PlotKind.address_map, PlotKind.perf) and build is not None:
             options["build"] = build
@@ -560,7 +579,7 @@ def report_command(
         budget: int | None = None
         for path in files:
             config = resolve_config(config_path, path).with_overrides(target=target_preset, sram=sram)
-            log = analyze_log(parse(path), config)
+            log = analyze_log(_parse(path), config)
             budget = budget if budget is not None else config.sram_bytes
             if onnx_model is not None and feature_curve(log) is not None:
                 references[log.source] = _reference_for(log, onnx_model)
@@ -581,7 +600,28 @@ def report_command(
 
 
 def main() -> None:
-    app()
+    """The `logscope` entry point: an exception logscope did not expect is a bug, reported in one line
+    (what failed, on which input and line where known) with exit code 3; `--debug` adds the traceback."""
+    try:
+        app()
+    except Exception as exc:  # the last line of defence: never a traceback box
+        if _RUN["debug"] or "--debug" in sys.argv[1:]:
+            import traceback
+
+            traceback.print_exc()
+        _err(internal_error_line(exc, _RUN["input"]))
+        sys.exit(3)
+
+
+def internal_error_line(exc: BaseException, source: object) -> str:
+    """`logscope: internal error: ValueError: ... (input x.log, line 12; --debug shows the traceback)`."""
+    where = [f"input {source}"] if source is not None else []
+    line = getattr(exc, "line", None)
+    if isinstance(line, int):
+        where.append(f"line {line}")
+    message = " ".join(str(exc).split())[:300] or "(no message)"
+    where.append("--debug shows the traceback")
+    return f"logscope: internal error: {type(exc).__name__}: {message} ({'; '.join(where)})"
 
 
 if __name__ == "__main__":
