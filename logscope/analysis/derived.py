@@ -54,11 +54,12 @@ def derive_memory(tensors: pd.DataFrame) -> dict[Any, dict[str, Any]]:
         logical_known=("logical_bytes", "count"),
     )
     for build_index, row in spans.iterrows():
-        span, total = int(row["end"] - row["start"]), int(row["total"])
+        # Rows with a size but no offsets (cut or emptied cells) leave the span unknown, never 0.
+        span, total = _difference(row["end"], row["start"]), int(row["total"])
         out[build_index] = {
             "feature_pool_bytes": span,
             "feature_sum_bytes": total,
-            "computed_reuse_rate": 1.0 - span / total if total else None,
+            "computed_reuse_rate": 1.0 - span / total if total and span is not None else None,
             "padding_bytes": int(row["padding"]) if row["padding_known"] else None,
             "logical_feature_bytes": int(row["logical"]) if row["logical_known"] else None,
         }
@@ -68,9 +69,13 @@ def derive_memory(tensors: pd.DataFrame) -> dict[Any, dict[str, Any]]:
     )
     for build_index, row in const_spans.iterrows():
         out.setdefault(build_index, {}).update(
-            {"const_span_bytes": int(row["end"] - row["start"]), "const_sum_bytes": int(row["total"])}
+            {"const_span_bytes": _difference(row["end"], row["start"]), "const_sum_bytes": int(row["total"])}
         )
     return dict(sorted(out.items()))
+
+
+def _difference(end: Any, start: Any) -> int | None:
+    return None if pd.isna(end) or pd.isna(start) else int(end - start)
 
 
 def add_derived_memory(log: ParsedLog) -> None:

@@ -144,10 +144,19 @@ def _curve(index: Any, parts: dict[str, pd.DataFrame | None]) -> tuple[pd.DataFr
     buffers, layers, events = parts["buffers"], parts["layers"], parts["events"]
     if buffers is not None:
         placed = buffers[buffers["first_op"].notna() & buffers["last_op"].notna()]
+        sane = (placed["first_op"] >= 0) & (placed["last_op"] >= placed["first_op"])
+        sane &= placed["last_op"] <= MAX_OP_INDEX
+        left_out = placed[~sane]
+        placed = placed[sane]
         if len(placed):
-            return _buffer_curve(
-                index, placed, parts["ops"], layers
-            ), "live buffers: sum of size over first_op..last_op"
+            how = "live buffers: sum of size over first_op..last_op"
+            if len(left_out):
+                shown = ", ".join(str(n) for n in left_out["line"].head(5))
+                how += (
+                    f"; {len(left_out)} buffer row(s) left out (op index negative, over {MAX_OP_INDEX} "
+                    f"or last before first: line {shown})"
+                )
+            return _buffer_curve(index, placed, parts["ops"], layers), how
     if layers is not None:
         sized = layers[layers["working_set_bytes"].notna()]
         if len(sized):
@@ -178,6 +187,12 @@ def _curve(index: Any, parts: dict[str, pd.DataFrame | None]) -> tuple[pd.DataFr
                 replayed["line"],
             ), "event replay: alloc adds, free removes"
     return None, None
+
+
+# The live-buffer curve has one row per op between the first and last op a buffer table names; an op
+# index read from a log is trusted only up to this (the largest TFLM models have a few thousand ops),
+# so a cut or spliced line cannot make the curve allocate gigabytes.
+MAX_OP_INDEX = 1_000_000
 
 
 def _buffer_curve(

@@ -12,6 +12,10 @@ from logscope.plots.data import perf_table
 TOP = 20
 
 
+def _finite(values: np.ndarray) -> np.ndarray:
+    return np.where(np.isfinite(values), values, 0.0)
+
+
 def plot_perf(log: LogLike, ax: Axes | None = None, *, build: int | None = None, top: int = TOP) -> Figure:
     """The `top` layers by time (`Time(us)` of the layer table; ticks or µs for MCU ops), with their
     `RW(KB)` on a second axis; ranked by RW when the log has no times (a simulator build prints 0 µs).
@@ -23,8 +27,9 @@ def plot_perf(log: LogLike, ax: Axes | None = None, *, build: int | None = None,
     shown = table.frame.head(top)
     figure, ax = new_axes(ax, (9.5, max(3.0, 0.28 * len(shown) + 1.8)))
     y = np.arange(len(shown))
-    time = shown["time_us"].astype("float64").fillna(0).to_numpy()
-    rw = shown["rw_kb"].astype("float64").fillna(0).to_numpy()
+    # A cell the log prints as `inf` or `nan` is drawn as no bar: axis limits must be finite.
+    time = _finite(shown["time_us"].astype("float64").to_numpy())
+    rw = _finite(shown["rw_kb"].astype("float64").to_numpy())
     has_time, has_rw = table.total_time_us is not None, table.total_rw_kb is not None
     unit = "ticks" if "ticks" in table.source else "µs"
     height = 0.4 if has_time and has_rw else 0.7
