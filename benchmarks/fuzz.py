@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import shutil
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "fuzz"))
@@ -33,6 +34,7 @@ def main() -> int:
     parser.add_argument(
         "--draw-every", type=int, default=25, help="every N-th case renders PNGs, HTML and CSV"
     )
+    parser.add_argument("--minutes", type=float, help="stop each family after this many minutes (wall)")
     parser.add_argument("--replay", nargs=2, metavar=("FAMILY", "INDEX"))
     args = parser.parse_args()
     if args.replay:
@@ -45,8 +47,11 @@ def main() -> int:
         return 0 if result.outcome in ("ok", "refused") else 1
     summaries = []
     for family in args.families:
+        deadline = time.monotonic() + args.minutes * 60 if args.minutes else None
         summaries.append(
-            harness.run_family(family, args.cases, args.seed, args.cli_every, args.draw_every, sys.stderr)
+            harness.run_family(
+                family, args.cases, args.seed, args.cli_every, args.draw_every, sys.stderr, deadline
+            )
         )
     print(harness.format_summary(summaries))
     return 1 if any(s.bad for s in summaries) else 0

@@ -430,14 +430,18 @@ def run_family(
     cli_every: int = 0,
     draw_every: int = 25,
     progress: io.TextIOBase | None = None,
+    deadline: float | None = None,
 ) -> Summary:
-    """`cases` in-process cases of `family` (and every `cli_every`-th through the CLI)."""
+    """`cases` in-process cases of `family` (and every `cli_every`-th through the CLI); stops early at
+    `deadline` (a `time.monotonic()` value), the summary saying how many cases ran."""
     summary = Summary(family)
     worker = Worker(seed, draw_every)
     start = time.process_time()
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     try:
         for index in range(cases):
+            if deadline is not None and time.monotonic() > deadline:
+                break
             result = worker.run(family, index)
             summary.counts[result.outcome] += 1
             if result.outcome not in ("ok", "refused"):

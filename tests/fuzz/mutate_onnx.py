@@ -101,7 +101,12 @@ def huge_initializer(m: onnx.ModelProto, rng: random.Random) -> None:
 def huge_shape_tensor(m: onnx.ModelProto, rng: random.Random) -> None:
     """A Reshape / ConstantOfShape / Expand target of astronomic (or negative) size."""
     for init in m.graph.initializer:
-        if init.data_type == TensorProto.INT64 and init.name in ("shape", "cshape", "eshape"):
+        external = init.data_location == TensorProto.EXTERNAL
+        if (
+            init.data_type == TensorProto.INT64
+            and init.name in ("shape", "cshape", "eshape")
+            and not external
+        ):
             values = numpy_helper.to_array(init).copy()
             values[rng.randrange(len(values))] = rng.choice((*BAD_DIMS, 2**63 - 1, -(2**63)))
             init.CopyFrom(numpy_helper.from_array(values.astype(np.int64), init.name))
