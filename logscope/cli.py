@@ -17,6 +17,7 @@ from logscope.api import parse
 from logscope.errors import LogscopeError
 from logscope.inert import visible_controls
 from logscope.model import ParsedLog
+from logscope.render.ci import LogFindings
 from logscope.render.frames_out import write_frames
 from logscope.render.summary import render_json, render_markdown, render_rule_list, render_text
 from logscope.rules import RULES, Config, analyze_log, get_rule, resolve_config, worst_severity
@@ -43,6 +44,38 @@ class OutputFormat(str, Enum):
     text = "text"
     json = "json"
     markdown = "markdown"
+
+
+class ParseFormat(str, Enum):
+    """`parse` prints summaries, or findings in the formats CI systems read."""
+
+    text = "text"
+    json = "json"
+    markdown = "markdown"
+    sarif = "sarif"
+    github = "github"
+    junit = "junit"
+
+
+CI_FORMATS = ("sarif", "github", "junit")
+
+
+def _write_ci_format(fmt: str, logs: list[LogFindings]) -> bool:
+    """SARIF, GitHub annotations or JUnit on stdout; False when `fmt` is none of them."""
+    from logscope import __version__
+    from logscope.render.ci import render_github, render_junit, render_sarif
+
+    if fmt == "sarif":
+        text = render_sarif(logs, RULES, __version__)
+    elif fmt == "github":
+        text = render_github(logs)
+    elif fmt == "junit":
+        text = render_junit(logs)
+    else:
+        return False
+    if text:
+        _out(text + "\n")
+    return True
 
 
 class FramesFormat(str, Enum):
@@ -82,7 +115,12 @@ def _root(
 @app.command("parse")
 def parse_command(
     files: list[Path] = typer.Argument(..., help="Log files (plain, .gz, .xz, .bz2)."),
-    output_format: OutputFormat = typer.Option(OutputFormat.text, "--format", "-f", help="Output format."),
+    output_format: ParseFormat = typer.Option(
+        ParseFormat.text,
+        "--format",
+        "-f",
+        help="text, json, markdown; or for CI: sarif (code scanning), github (annotations), junit.",
+    ),
     frames_out: Path | None = typer.Option(None, "--frames-out", help="Write every frame to this folder."),
     frames_format: FramesFormat = typer.Option(
         FramesFormat.parquet, "--frames-format", help="parquet or csv."
@@ -127,9 +165,15 @@ def parse_command(
                 write_frames(log, target, frames_format.value)
         except OSError as exc:
             raise _fail(f"cannot write frames to {frames_out}: {exc.strerror or exc}") from None
-    if output_format is OutputFormat.json:
+    ci_logs = [
+        LogFindings(log.source, log.findings, config.fail_on)
+        for log, config in zip(logs, configs, strict=True)
+    ]
+    if _write_ci_format(output_format.value, ci_logs):
+        pass
+    elif output_format is ParseFormat.json:
         _out(render_json(logs) + "\n")
-    elif output_format is OutputFormat.markdown:
+    elif output_format is ParseFormat.markdown:
         _out("\n\n".join(render_markdown(log) for log in logs) + "\n")
     else:
         for log in logs:
@@ -326,6 +370,14 @@ class TrendFormat(str, Enum):
 _PLOT_SUFFIXES = {".png": TrendFormat.png, ".svg": TrendFormat.png, ".pdf": TrendFormat.png}
 
 
+class AuditFormat(str, Enum):
+    text = "text"
+    json = "json"
+    sarif = "sarif"
+    github = "github"
+    junit = "junit"
+
+
 @app.command("audit")
 def audit_command(
     paths: list[str] = typer.Argument(..., help="Log files, folders (walked recursively) and globs."),
@@ -355,8 +407,11 @@ def audit_command(
     ),
     ignore: list[str] | None = typer.Option(None, "--ignore", help="Skip these rules."),
     target_preset: str | None = typer.Option(None, "--target", help="Target preset: rk3588, rv1106, ..."),
-    output_format: TextOrJson = typer.Option(
-        TextOrJson.text, "--format", "-f", help="Summary as text or json."
+    output_format: AuditFormat = typer.Option(
+        AuditFormat.text,
+        "--format",
+        "-f",
+        help="Summary as text or json; or every discovered file's stored findings as sarif, github, junit.",
     ),
     verbose: bool = typer.Option(
         False, "--verbose", "-v", help="A line per committed batch and failed file."
@@ -398,7 +453,15 @@ def audit_command(
         raise typer.Exit(code=130) from None
     except LogscopeError as exc:
         raise _fail(str(exc)) from None
-    if output_format is TextOrJson.json:
+    if output_format.value in CI_FORMATS:
+        from logscope.audit.export import stored_findings
+
+        try:
+            stored = stored_findings(db, report.paths)
+        except LogscopeError as exc:
+            raise _fail(str(exc)) from None
+        _write_ci_format(output_format.value, stored)
+    elif output_format is AuditFormat.json:
         _out(render_audit_json(report) + "\n")
     else:
         Console(highlight=False, soft_wrap=True).print(summary_table(report))
@@ -473,6 +536,12 @@ def diff_command(
     config_path: Path | None = typer.Option(
         None, "--config", help="Rules configuration (default: found upward)."
     ),
+    output: Path | None = typer.Option(
+        None,
+        "--output",
+        "-o",
+        help="Also write a visual comparison: diff.html (interactive, offline) or diff.md (+ PNG).",
+    ),
 ) -> None:
     """Compare two builds: versions, memory, reuse, layer targets, fusions, tensor sizes, new warnings."""
     from logscope.analysis.diff import diff_builds, split_build_ref
@@ -487,8 +556,17 @@ def diff_command(
             else analyze_log(_parse(new_path), resolve_config(config_path, Path(new_path)))
         )
         diff = diff_builds(old_log, new_log, old_index, new_index)
+        written = []
+        if output is not None:
+            from logscope.report.diffpage import write_diff
+
+            written = write_diff(old_log, new_log, diff, output, fail_on_regression)
     except LogscopeError as exc:
         raise _fail(str(exc)) from None
+    except OSError as exc:
+        raise _fail(f"cannot write {output}: {exc.strerror or exc}") from None
+    for path in written:
+        _err(f"wrote {path}")
     if output_format is OutputFormat.json:
         _out(render_diff_json(diff, fail_on_regression) + "\n")
     elif output_format is OutputFormat.markdown:
@@ -561,6 +639,9 @@ def report_command(
     files: list[Path] = typer.Argument(..., help="Log files; one section each."),
     output: Path = typer.Option(..., "--output", "-o", help="report.html, report.md or report.json."),
     compact: bool = typer.Option(False, "--compact", help="Markdown of at most ~60 lines, no images."),
+    static: bool = typer.Option(
+        False, "--static", help="HTML with PNG plots and no script (default: interactive, still offline)."
+    ),
     config_path: Path | None = typer.Option(None, "--config", help="logscope.toml (default: found upward)."),
     target_preset: str | None = typer.Option(None, "--target", help="Rules target preset: rk3588, ..."),
     sram: str | None = typer.Option(None, "--sram", help="SRAM budget for MCU logs that state none."),
@@ -590,7 +671,7 @@ def report_command(
             references=references,
             reference_label=f"{onnx_model.name} (RKNN emulation)" if onnx_model else "reference",
         )
-        written = write_report(report, output, compact=compact)
+        written = write_report(report, output, compact=compact, static=static)
     except LogscopeError as exc:
         raise _fail(str(exc)) from None
     except OSError as exc:

@@ -92,3 +92,14 @@ def csv_frame(frame: pd.DataFrame) -> pd.DataFrame:
         if out[column].dtype == object or isinstance(out[column].dtype, pd.StringDtype):
             out[column] = out[column].map(csv_cell, na_action="ignore")
     return out
+
+
+def html_finalize(value: Any) -> Any:
+    """Jinja2's `finalize` for logscope's HTML pages: text from a log has its control and bidi characters
+    shown as escapes before autoescaping; markup the page itself marked safe (inline JSON whose `<` is
+    already `\\u003c`) keeps its type, so it is not escaped twice."""
+    from markupsafe import Markup
+
+    if isinstance(value, Markup):
+        return Markup(visible_controls(str(value)))
+    return visible_controls(value) if isinstance(value, str) else value

@@ -142,21 +142,45 @@ class _HtmlAudit(HTMLParser):
     def __init__(self) -> None:
         super().__init__()
         self.tags: list[tuple[str, list[tuple[str, str | None]]]] = []
+        self.scripts: list[tuple[str | None, str]] = []  # (type, text)
+        self._in_script: str | bool | None = False
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self.tags.append((tag, attrs))
+        if tag == "script":
+            self._in_script = dict(attrs).get("type")
+            self.scripts.append((dict(attrs).get("type"), ""))
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "script":
+            self._in_script = False
+
+    def handle_data(self, data: str) -> None:
+        if self._in_script is not False and self.scripts:
+            kind, text = self.scripts[-1]
+            self.scripts[-1] = (kind, text + data)
 
 
-def _assert_html_inert(text: str) -> None:
-    _assert_terminal_inert(text, "html")
+def _assert_html_inert(text: str, where: str = "html") -> None:
+    """No script from the log: the page's own scripts only (no `src`, no log text in them), log data
+    only as JSON inside `<script type="application/json">`; no event attribute, no external resource."""
+    _assert_terminal_inert(text, where)
+    for raw in ("<script>alert", "<img/src=x", "<img src=x", "</script><"):
+        assert raw not in text, f"{where}: raw {raw!r}"
     audit = _HtmlAudit()
     audit.feed(text)
     for tag, attrs in audit.tags:
-        assert tag not in ("script", "iframe", "object", "embed", "link"), tag
+        assert tag not in ("iframe", "object", "embed", "link"), tag
         for name, value in attrs:
-            assert not name.startswith("on"), (tag, name)
+            assert not name.startswith("on"), (where, tag, name)
             if name in ("src", "href"):
-                assert (value or "").startswith(("data:", "#")), (tag, name, value)
+                assert (value or "").startswith(("data:", "#")), (where, tag, name, value)
+    for kind, body in audit.scripts:
+        if kind == "application/json":
+            _json_strings(json.loads(body))
+        else:
+            for name in HOSTILE_MESSAGES:
+                assert name not in body, (where, name)
 
 
 def _json_strings(value: object) -> list[str]:
@@ -249,10 +273,11 @@ def test_frames_csv_and_parquet(hostile: dict[str, Path], tmp_path: Path) -> Non
 
 def test_reports_html_markdown_json(hostile: dict[str, Path], tmp_path: Path) -> None:
     logs = [str(p) for p in hostile.values()]
-    code, _, err = _run("report", *logs, "-o", str(tmp_path / "r.html"))
-    assert code == 0, err
-    _assert_terminal_inert(err, "report stderr")
-    _assert_html_inert((tmp_path / "r.html").read_text(encoding="utf-8"))
+    for args in ([], ["--static"]):
+        code, _, err = _run("report", *logs, "-o", str(tmp_path / "r.html"), *args)
+        assert code == 0, err
+        _assert_terminal_inert(err, "report stderr")
+        _assert_html_inert((tmp_path / "r.html").read_text(encoding="utf-8"), f"report html {args}")
     for args in ([], ["--compact"]):
         out_dir = tmp_path / f"md{len(args)}"
         out_dir.mkdir()
@@ -290,6 +315,35 @@ def test_diff(hostile: dict[str, Path]) -> None:
     _assert_markdown_inert(out, "diff markdown")
     _, out, _ = _run("diff", old, new, "-f", "json")
     _assert_json_inert(out, "diff json", expect="\x9b31mcsi")
+
+
+def test_diff_pages(hostile: dict[str, Path], tmp_path: Path) -> None:
+    old, new = str(RKNN_LOG), str(hostile["rknn"])
+    code, _, err = _run("diff", old, new, "-o", str(tmp_path / "d.html"))
+    assert code == 0, err
+    _assert_html_inert((tmp_path / "d.html").read_text(encoding="utf-8"), "diff html")
+    md = tmp_path / "md"
+    md.mkdir()
+    code, _, err = _run("diff", old, new, "-o", str(md / "d.md"))
+    assert code == 0, err
+    _files_inside(md)
+    _assert_markdown_inert((md / "d.md").read_text(encoding="utf-8"), "diff md")
+
+
+def test_ci_formats(hostile: dict[str, Path]) -> None:
+    """SARIF stays JSON with the exact text; GitHub annotations cannot start a new workflow command;
+    JUnit is well-formed XML (raw controls would make it invalid)."""
+    import xml.etree.ElementTree as ET
+
+    for log in hostile.values():
+        _, out, _ = _run("parse", str(log), "-f", "sarif")
+        _assert_json_inert(out, "sarif")
+        _, out, _ = _run("parse", str(log), "-f", "github")
+        _assert_terminal_inert(out, "github")
+        assert all(line.startswith("::") for line in out.splitlines() if line), out[:500]
+        _, out, _err = _run("parse", str(log), "-f", "junit")
+        _assert_terminal_inert(out, "junit")
+        ET.fromstring(out)
 
 
 def test_audit_and_trend(hostile: dict[str, Path], tmp_path: Path) -> None:
