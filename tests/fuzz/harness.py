@@ -24,7 +24,6 @@ from __future__ import annotations
 import contextlib
 import io
 import multiprocessing
-import os
 import random
 import resource
 import signal
@@ -280,18 +279,26 @@ def _address_space() -> int:
         return int(handle.read().split()[0]) * resource.getpagesize()
 
 
-def _worker(conn: Any, seed: int, draw_every: int) -> None:
-    os.nice(0)
+def _import_before_fork() -> None:
+    """Everything a case uses, imported once in the parent: each forked worker starts with the same
+    code, and the memory limit measures the case, not the imports."""
     import matplotlib
 
     matplotlib.use("Agg")
-    # Import everything a case uses before the limit, so the limit measures the case, not the imports.
+    import logscope.analysis.diff
     import logscope.api
     import logscope.plots
     import logscope.reference
+    import logscope.render.diff
+    import logscope.render.frames_out
     import logscope.render.reference
+    import logscope.render.summary
+    import logscope.report
     import logscope.report.render  # noqa: F401
 
+
+def _worker(conn: Any, seed: int, draw_every: int) -> None:
+    _import_before_fork()
     limit = _address_space() + CASE_MEMORY_BYTES
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     signal.signal(signal.SIGALRM, _on_cpu_limit)
@@ -336,15 +343,19 @@ class Worker:
         if self.process is None or self.done >= RESTART_EVERY:
             self.stop()
             self._start()
-        self.conn.send((family, index))
-        if self.conn.poll(CASE_CPU_SECONDS * 4 + 30):
+        try:
+            self.conn.send((family, index))
+            ready = self.conn.poll(CASE_CPU_SECONDS * 4 + 30)
+        except OSError:  # the worker died before it read the case
+            ready = False
+        if ready:
             try:
                 result: Result = self.conn.recv()
                 self.done += 1
                 if result.outcome != "ok" and result.outcome != "refused":
                     self.stop()  # a fresh worker for the next case: no leftovers
                 return result
-            except EOFError:
+            except (EOFError, OSError):
                 pass
         code = self.process.exitcode
         self.stop()
@@ -435,6 +446,7 @@ def run_family(
     """`cases` in-process cases of `family` (and every `cli_every`-th through the CLI); stops early at
     `deadline` (a `time.monotonic()` value), the summary saying how many cases ran."""
     summary = Summary(family)
+    _import_before_fork()
     worker = Worker(seed, draw_every)
     start = time.process_time()
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -446,6 +458,10 @@ def run_family(
             summary.counts[result.outcome] += 1
             if result.outcome not in ("ok", "refused"):
                 summary.failures.append(result)
+                if progress is not None:
+                    progress.write(
+                        f"  {family}/{index}: {result.outcome} {result.mutations} {result.detail}\n"
+                    )
             if cli_every and index % cli_every == 0:
                 cli = run_cli_case(family, seed, index)
                 summary.cli_counts[cli.outcome] += 1
