@@ -153,3 +153,22 @@ def _lying_weight(dims: tuple[int, ...]) -> onnx.TensorProto:
 def test_reference_refuses_negative_dims(tmp_path: Path) -> None:
     with pytest.raises(ModelError):
         analyze_model(_relu(tmp_path, [1, -3, 8, 8]))
+
+
+def test_spliced_rknn_op_id_does_not_drive_the_pool_sweep(tmp_path: Path) -> None:
+    """An op id of 2**40 in the feature-tensor table once made the pool's per-step sweep run (and
+    allocate) one step per id up to it: a MemoryError. The tensor now counts as untimed."""
+    from logscope.analysis.pool import feature_pools
+    from logscope.rules import analyze_log, resolve_config
+
+    source = FIXTURES / "rknn" / "09-build-verbose-mobilenetv1-rv1106-tk2-1.5.2-simulator.log"
+    text = source.read_text(encoding="utf-8")
+    old = "] 2   ConvClip       Relu6__5:0 "
+    assert old in text
+    path = tmp_path / "spliced.log"
+    path.write_text(text.replace(old, f"] {2**40} ConvClip Relu6__5:0 "), encoding="utf-8")
+    log = analyze_log(parse(path), resolve_config(None, path))
+    pools = [pool for pool in feature_pools(log.frames).values() if pool is not None]
+    assert pools
+    for pool in pools:
+        assert len(pool.steps) and int(pool.steps["step"].max()) <= MAX_OP_INDEX

@@ -33,6 +33,7 @@ from typing import Any, cast
 import numpy as np
 import pandas as pd
 
+from logscope.analysis import MAX_OP_INDEX
 from logscope.frames import build_frame
 from logscope.model import ParsedLog
 
@@ -187,12 +188,6 @@ def _curve(index: Any, parts: dict[str, pd.DataFrame | None]) -> tuple[pd.DataFr
                 replayed["line"],
             ), "event replay: alloc adds, free removes"
     return None, None
-
-
-# The live-buffer curve has one row per op between the first and last op a buffer table names; an op
-# index read from a log is trusted only up to this (the largest TFLM models have a few thousand ops),
-# so a cut or spliced line cannot make the curve allocate gigabytes.
-MAX_OP_INDEX = 1_000_000
 
 
 def _buffer_curve(
