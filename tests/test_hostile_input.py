@@ -172,3 +172,18 @@ def test_spliced_rknn_op_id_does_not_drive_the_pool_sweep(tmp_path: Path) -> Non
     assert pools
     for pool in pools:
         assert len(pool.steps) and int(pool.steps["step"].max()) <= MAX_OP_INDEX
+
+
+@pytest.mark.parametrize("figure", ["1" * 400, "99999999999999999999999"])
+def test_memory_figure_past_int64_is_missing(tmp_path: Path, figure: str) -> None:
+    """`Weight memory: 111…1 MB` (400 digits) once ended in `OverflowError: cannot convert float infinity to
+    integer`; a figure no int64 can hold is now missing, and the rest of the log is read."""
+    source = FIXTURES / "synthetic" / "compact-summary-yolov5s.log"
+    path = tmp_path / "huge.log"
+    path.write_text(
+        source.read_text(encoding="utf-8").replace("Weight memory: 12.34 MB", f"Weight memory: {figure} MB"),
+        encoding="utf-8",
+    )
+    memory = parse(path).frames["memory"]
+    assert memory["weight_bytes"].isna().all()
+    assert memory["total_bytes"].notna().any()
