@@ -274,7 +274,7 @@ def test_frames_csv_and_parquet(hostile: dict[str, Path], tmp_path: Path) -> Non
 def test_reports_html_markdown_json(hostile: dict[str, Path], tmp_path: Path) -> None:
     logs = [str(p) for p in hostile.values()]
     for args in ([], ["--static"]):
-        code, _, err = _run("report", *logs, "-o", str(tmp_path / "r.html"), *args)
+        code, _, err = _run("report", *logs, "-o", str(tmp_path / "r.html"), "--force", *args)
         assert code == 0, err
         _assert_terminal_inert(err, "report stderr")
         _assert_html_inert((tmp_path / "r.html").read_text(encoding="utf-8"), f"report html {args}")
