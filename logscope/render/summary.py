@@ -117,6 +117,13 @@ def _perf_text(perf: dict[str, Any] | None, top: int = 5) -> list[str]:
             f"{row['op_type'] or '':<16} "
             f"{row['full_name'] or ''}  [line {row['line']}]"
         )
+    if perf.get("ranking"):
+        out.append("  ranking (op type: CPU / NPU / total us, share as printed):")
+    for row in perf.get("ranking", []):
+        out.append(
+            f"    {row['op_type'] or '':<20} {row['cpu_time_us']:>8} / {row['npu_time_us']:>8} / "
+            f"{row['total_time_us']:>8}  {row['time_ratio_pct']:>6.2f}%  [line {row['line']}]"
+        )
     return out
 
 
@@ -185,7 +192,7 @@ def render_text(log: ParsedLog) -> str:
     return "\n".join(out)
 
 
-# ---------------------------------------------------------------------- MCU logs (issue 4)
+# ---------------------------------------------------------------------- MCU logs
 _MCU_TEXT_RUNS = 20  # a trace of a thousand inferences prints the first runs, then a count
 
 
@@ -202,6 +209,13 @@ def _mcu_runs_text(log: ParsedLog, runs: list[dict[str, Any]]) -> list[str]:
             + (f" — {extra}" if extra else "")
             + f"  lines {run['lines'][0]}-{run['lines'][1]}"
         )
+        status = run["status"]
+        if status is not None:
+            fault = f"; then {status['fault']} (line {status['fault_line']})" if status["fault"] else ""
+            out.append(
+                f"  {'status':<26} {status['status']} ({status['reason']}, line {status['line']}): "
+                f"{status['message']}{fault}"
+            )
         peak_op = mem["peak_op"]
         where = ""
         if peak_op is not None:
