@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_LOG := fixtures/rknn/09-build-verbose-mobilenetv1-rv1106-tk2-1.5.2-simulator.log
 
-.PHONY: demo test lint bench golden golden-findings rules-doc docs check-html clean corpus corpus-rknn corpus-tflm
+.PHONY: demo test lint bench fuzz golden golden-findings rules-doc docs check-html clean corpus corpus-rknn corpus-tflm
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -33,6 +33,13 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/planner_bench.py
 	$(BIN)/python benchmarks/mcu_run.py
 	$(BIN)/python benchmarks/audit_bench.py
+	$(BIN)/python benchmarks/degenerate.py
+
+# Mutated fixtures and ONNX models, 10,000 cases per family (tests/fuzz/harness.py states the outcomes
+# and limits); hours of CPU on two cores, so it runs at low priority. `make test` runs a fixed-seed slice.
+FUZZ_CASES ?= 10000
+fuzz: $(STAMP)
+	nice -n 10 $(BIN)/python benchmarks/fuzz.py --cases $(FUZZ_CASES)
 
 # Regenerate the golden JSON summaries; review the diff before committing.
 golden: $(STAMP)

@@ -19,6 +19,7 @@ from rich.console import Console
 
 from logscope.api import analyze, parse
 from logscope.errors import LogscopeError
+from logscope.inert import visible_controls
 from logscope.model import ParsedLog
 from logscope.outputs import check_outputs, frame_files, frame_folders
 from logscope.render.ci import LogFindings
@@ -74,7 +75,7 @@ def _write_ci_format(fmt: str, logs: list[LogFindings]) -> bool:
     else:
         return False
     if text:
-        sys.stdout.write(text + "\n")
+        _out(text + "\n")
     return True
 
 
@@ -137,8 +138,14 @@ def _stderr() -> Console:
 
 
 def _error(message: str) -> None:
-    """One line on stderr: `logscope: error: ...`."""
-    _stderr().print(f"logscope: error: {' '.join(message.split())}", markup=False)
+    """One line on stderr: `logscope: error: ...` (a control character from a log shown as an escape)."""
+    _stderr().print(visible_controls(f"logscope: error: {' '.join(message.split())}"), markup=False)
+
+
+def _out(text: str) -> None:
+    """Text, JSON and Markdown output that is not wrapped: a control character from a log or a model
+    is shown as an escape (`\\x1b`, `\\u009b`), never emitted to the terminal."""
+    sys.stdout.write(visible_controls(text))
 
 
 def _fail(message: str) -> typer.Exit:
@@ -148,12 +155,13 @@ def _fail(message: str) -> typer.Exit:
 
 def _wrote(path: Path | str) -> None:
     """Every file a command writes is announced on stderr."""
-    _stderr().print(f"wrote {path}", markup=False)
+    _stderr().print(visible_controls(f"wrote {path}"), markup=False)
 
 
 def _echo(text: str, width: int | None = TEXT_WIDTH) -> None:
     """Text output, wrapped to `width` columns; severities coloured on a terminal only (rich honours
     NO_COLOR and TERM=dumb)."""
+    text = visible_controls(text)
     if width is not None:
         text = fit(text, width)
     console = Console(highlight=False, soft_wrap=True)
@@ -180,6 +188,7 @@ def _config(
     fail_on: Level | None = None,
 ) -> Config:
     """The configuration for one log: the file (explicit or found upward), then the command line."""
+    _RUN["input"] = path  # what an internal error names
     start = Path(path) if path is not None and str(path) != "-" else None
     return resolve_config(config_path, start).with_overrides(
         select=select, ignore=ignore, target=target, sram=sram, fail_on=fail_on.value if fail_on else None
@@ -205,14 +214,20 @@ def _guard(outputs: list[Path], inputs: list[Path | None], force: bool, folders:
         raise _fail(str(exc)) from None
 
 
+# What `main` names in an internal error: the --debug flag and the input being worked on.
+_RUN: dict[str, Any] = {"debug": False, "input": None}
+
+
 @app.callback()
 def _root(
     version: Annotated[
         bool,
         typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit."),
     ] = False,
+    debug: bool = typer.Option(False, "--debug", help="Show the traceback of an internal error."),
 ) -> None:
     """logscope: what went wrong with memory, proved with the log's own lines."""
+    _RUN["debug"] = debug
 
 
 @app.command("parse")
@@ -283,9 +298,9 @@ def parse_command(
     if _write_ci_format(output_format.value, ci_logs) or not logs:
         pass
     elif output_format is ParseFormat.json:
-        sys.stdout.write(render_json(logs) + "\n")
+        _out(render_json(logs) + "\n")
     elif output_format is ParseFormat.markdown:
-        sys.stdout.write("\n\n".join(render_markdown(log) for log in logs) + "\n")
+        _out("\n\n".join(render_markdown(log) for log in logs) + "\n")
     else:
         limit = None if verbose or max_findings <= 0 else max_findings
         width = None if verbose else TEXT_WIDTH
@@ -325,7 +340,7 @@ def explain_command(
 
         console.print(Markdown(text))
     else:
-        sys.stdout.write(text)
+        _out(text)
 
 
 # --- reference analysis (issue 7): `logscope reference MODEL` and `logscope check LOG --onnx MODEL` ---
@@ -412,6 +427,7 @@ def reference_command(
             quirks=frozenset(quirk or ()),
             toolkit=toolkit,
         )
+        _RUN["input"] = model
         result = analyze_model(model, options)
     except LogscopeError as exc:
         raise _fail(str(exc)) from None
@@ -426,7 +442,7 @@ def reference_command(
     except OSError as exc:
         raise _fail(f"cannot write output: {exc.strerror or exc}") from None
     if output_format is ReferenceFormat.json:
-        sys.stdout.write(render_reference_json(result) + "\n")
+        _out(render_reference_json(result) + "\n")
     else:
         _echo(render_reference_text(result))
 
@@ -464,11 +480,11 @@ def _reference_tflite(
     except OSError as exc:
         raise _fail(f"cannot write output: {exc.strerror or exc}") from None
     if output_format is ReferenceFormat.json:
-        sys.stdout.write(render_tflm_json(pred) + "\n")
+        _out(render_tflm_json(pred) + "\n")
     elif output_format is ReferenceFormat.c:
-        sys.stdout.write(render_tflm_c(pred))
+        _out(render_tflm_c(pred))
     else:
-        Console(highlight=False, soft_wrap=True).print(render_tflm_text(pred), markup=False)
+        _echo(render_tflm_text(pred))
 
 
 @app.command("check")
@@ -589,7 +605,7 @@ def check_command(
     except OSError as exc:
         raise _fail(f"cannot write output: {exc.strerror or exc}") from None
     if output_format is TextOrJson.json:
-        sys.stdout.write(render_check_json(result, log.findings) + "\n")
+        _out(render_check_json(result, log.findings) + "\n")
     else:
         _echo(render_check_text(result, log.findings))
     worst = worst_severity(log.findings)
@@ -635,10 +651,10 @@ def _check_mcu(
     except OSError as exc:
         raise _fail(f"cannot write output: {exc.strerror or exc}") from None
     if output_format is TextOrJson.json:
-        sys.stdout.write(render_mcu_check_json(result, log.findings) + "\n")
+        _out(render_mcu_check_json(result, log.findings) + "\n")
     else:
         text = render_mcu_check_text(result, log.findings)
-        Console(highlight=False, soft_wrap=True).print(text, markup=False)
+        _echo(text)
     worst = worst_severity(log.findings)
     if worst is not None and worst >= config.fail_on:
         raise typer.Exit(code=1)
@@ -750,7 +766,7 @@ def audit_command(
             raise _fail(str(exc)) from None
         _write_ci_format(output_format.value, stored)
     elif output_format is AuditFormat.json:
-        sys.stdout.write(render_audit_json(report) + "\n")
+        _out(render_audit_json(report) + "\n")
     else:
         Console(highlight=False, soft_wrap=True).print(summary_table(report))
 
@@ -811,12 +827,14 @@ def trend_command(
             TrendFormat.text: render_trend_text,
         }[fmt](result)
         if output is not None:
-            output.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+            output.write_text(
+                visible_controls(text if text.endswith("\n") else text + "\n"), encoding="utf-8"
+            )
             _wrote(output)
         elif fmt is TrendFormat.text:
             _echo(text)
         else:
-            sys.stdout.write(text if text.endswith("\n") else text + "\n")
+            _out(text if text.endswith("\n") else text + "\n")
     except OSError as exc:
         raise _fail(f"cannot write {output}: {exc.strerror or exc}") from None
 
@@ -867,9 +885,9 @@ def diff_command(
     for path in written:
         _wrote(path)
     if output_format is OutputFormat.json:
-        sys.stdout.write(render_diff_json(diff, fail_on_regression) + "\n")
+        _out(render_diff_json(diff, fail_on_regression) + "\n")
     elif output_format is OutputFormat.markdown:
-        sys.stdout.write(render_diff_markdown(diff, fail_on_regression))
+        _out(render_diff_markdown(diff, fail_on_regression))
     else:
         _echo(render_diff_text(diff, fail_on_regression))
     if fail_on_regression is not None and diff.regressions(fail_on_regression):
@@ -1027,8 +1045,26 @@ def main() -> None:
             raise SystemExit(getattr(exc, "exit_code", 2)) from None
         if _is(exc, "Abort"):
             raise SystemExit(130) from None
-        raise
+        # The last line of defence: an exception logscope did not expect is a bug, reported in one line
+        # (what failed, on which input and line where known) with exit 3; --debug adds the traceback.
+        if _RUN["debug"] or "--debug" in sys.argv[1:]:
+            import traceback
+
+            traceback.print_exc()
+        _stderr().print(internal_error_line(exc, _RUN["input"]), markup=False)
+        raise SystemExit(3) from None
     raise SystemExit(code if isinstance(code, int) else 0)
+
+
+def internal_error_line(exc: BaseException, source: object) -> str:
+    """`logscope: internal error: ValueError: ... (input x.log, line 12; --debug shows the traceback)`."""
+    where = [f"input {source}"] if source is not None else []
+    line = getattr(exc, "line", None)
+    if isinstance(line, int):
+        where.append(f"line {line}")
+    message = " ".join(str(exc).split())[:300] or "(no message)"
+    where.append("--debug shows the traceback")
+    return visible_controls(f"logscope: internal error: {type(exc).__name__}: {message} ({'; '.join(where)})")
 
 
 if __name__ == "__main__":

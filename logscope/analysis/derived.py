@@ -69,14 +69,15 @@ def derive_memory(
     _, extents = pool_extents(usable, printed_internals(memory))
     first_lines = usable.groupby("build_index")["line"].min().to_dict()
     for build_index, extent in extents.iterrows():
-        span, total = int(extent["span_bytes"]), int(extent["sum_bytes"])
+        # Rows with a size but no offsets (cut or emptied cells) leave the span unknown, never 0.
+        span, total = _int(extent["span_bytes"]), int(extent["sum_bytes"])
         out[build_index] = {
             "feature_pool_bytes": span,
             "feature_table_span_bytes": int(extent["table_span_bytes"]),
             "feature_sum_bytes": total,
-            "computed_reuse_rate": 1.0 - span / total if total else None,
+            "computed_reuse_rate": 1.0 - span / total if total and span is not None else None,
         }
-        if span > total:
+        if span is not None and span > total:
             checks.append(
                 {
                     "build_index": build_index,
@@ -162,6 +163,10 @@ def _rounding(total: int) -> int:
     while unit * 1024 <= total:
         unit *= 1024
     return int(4 * 0.005 * unit)
+
+
+def _difference(end: Any, start: Any) -> int | None:
+    return None if pd.isna(end) or pd.isna(start) else int(end - start)
 
 
 def add_derived_memory(log: ParsedLog) -> None:

@@ -34,6 +34,7 @@ from typing import Any, cast
 import numpy as np
 import pandas as pd
 
+from logscope.analysis import MAX_OP_INDEX
 from logscope.frames import build_frame
 from logscope.model import ParsedLog
 
@@ -147,10 +148,19 @@ def _curve(index: Any, parts: dict[str, pd.DataFrame | None]) -> tuple[pd.DataFr
     buffers, layers, events = parts["buffers"], parts["layers"], parts["events"]
     if buffers is not None:
         placed = buffers[buffers["first_op"].notna() & buffers["last_op"].notna()]
+        sane = (placed["first_op"] >= 0) & (placed["last_op"] >= placed["first_op"])
+        sane &= placed["last_op"] <= MAX_OP_INDEX
+        left_out = placed[~sane]
+        placed = placed[sane]
         if len(placed):
-            return _buffer_curve(
-                index, placed, parts["ops"], layers
-            ), "live buffers: sum of size over first_op..last_op"
+            how = "live buffers: sum of size over first_op..last_op"
+            if len(left_out):
+                shown = ", ".join(str(n) for n in left_out["line"].head(5))
+                how += (
+                    f"; {len(left_out)} buffer row(s) left out (op index negative, over {MAX_OP_INDEX} "
+                    f"or last before first: line {shown})"
+                )
+            return _buffer_curve(index, placed, parts["ops"], layers), how
     if layers is not None:
         sized = layers[layers["working_set_bytes"].notna()]
         if len(sized):

@@ -79,6 +79,8 @@ from typing import Any
 
 import pandas as pd
 
+from logscope.analysis import MAX_OP_INDEX
+
 _STEP_COLUMNS = ("step", "occupied_bytes", "lower_bound_bytes", "high_water_bytes", "tensors")
 
 
@@ -305,9 +307,16 @@ def _tensors(rows: pd.DataFrame) -> pd.DataFrame:
     return out.sort_values("line", kind="stable").reset_index(drop=True)
 
 
+def _timed(tensors: pd.DataFrame) -> pd.DataFrame:
+    """The rows the per-step sweep places: an op id over `MAX_OP_INDEX` (a spliced or cut line) would
+    make the sweep run, and allocate, one step per id up to it, so such a row counts as untimed."""
+    known = tensors["op_first"].notna() & tensors["op_last"].notna()
+    return tensors[known & (tensors["op_last"] <= MAX_OP_INDEX) & (tensors["op_first"] >= -1)]
+
+
 def _steps(tensors: pd.DataFrame, pool_start: int) -> pd.DataFrame:
     """The per-step frame: a sweep over steps that keeps the live set (see the module docstring)."""
-    timed = tensors[tensors["op_first"].notna()]
+    timed = _timed(tensors)
     if timed.empty:
         return pd.DataFrame({c: pd.array([], dtype="Int64") for c in _STEP_COLUMNS})
     first = [int(v) for v in timed["op_first"]]
@@ -342,7 +351,7 @@ def _bound(
         return None, None, (), (), ()
     position = int(steps["lower_bound_bytes"].to_numpy().argmax())
     step = int(steps["step"].iloc[position])
-    timed = tensors[tensors["op_first"].notna()]
+    timed = _timed(tensors)
     first = [int(v) for v in timed["op_first"]]
     last = [int(v) for v in timed["op_last"]]
     live = [i for i in range(len(timed)) if first[i] <= step <= last[i]]

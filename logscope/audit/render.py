@@ -16,6 +16,9 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 from rich.table import Table
+from rich.text import Text
+
+from logscope.inert import visible_controls
 
 from .runner import AuditReport
 from .worker import FileResult
@@ -56,7 +59,7 @@ class RichProgress:
         pass
 
     def notice(self, text: str) -> None:
-        self.console.print(text, markup=False)
+        self.console.print(visible_controls(text), markup=False)
 
     def close(self) -> None:
         if self.task is not None:
@@ -77,13 +80,15 @@ class CommitLog:
 
     def advance(self, result: FileResult) -> None:
         if result.status != "ok":
-            self.console.print(f"{result.status}: {result.path}: {result.error}", markup=False)
+            self.console.print(
+                visible_controls(f"{result.status}: {result.path}: {result.error}"), markup=False
+            )
 
     def committed(self, files: int, total: int) -> None:
         self.console.print(f"committed {files} files ({total}/{self.total})", markup=False)
 
     def notice(self, text: str) -> None:
-        self.console.print(text, markup=False)
+        self.console.print(visible_controls(text), markup=False)
 
     def close(self) -> None:
         pass
@@ -117,7 +122,10 @@ class BothProgress:
 def summary_table(report: AuditReport, max_failures: int = 10) -> Table:
     """The closing summary: what was found, skipped, audited, and what is now in the store."""
     title = "audit interrupted (re-run to resume)" if report.interrupted else "audit"
-    table = Table(title=f"{title}: {report.db}", show_header=False, title_justify="left")
+    # Paths and error messages come from files: plain Text (never rich markup), controls visible.
+    table = Table(
+        title=Text(visible_controls(f"{title}: {report.db}")), show_header=False, title_justify="left"
+    )
     table.add_column("what", style="bold")
     table.add_column("count")
     engine = report.engine + ("" if report.engine == "dask" and report.jobs == 1 else f" x{report.jobs}")
@@ -146,7 +154,7 @@ def summary_table(report: AuditReport, max_failures: int = 10) -> Table:
     for what, count in rows:
         table.add_row(what, count)
     for path, status, error in report.failures[:max_failures]:
-        table.add_row(f"  {status}", f"{path}: {error}")
+        table.add_row(f"  {status}", Text(visible_controls(f"{path}: {error}")))
     if len(report.failures) > max_failures:
         table.add_row(
             "  ...", f"{len(report.failures) - max_failures} more (SELECT * FROM files WHERE status <> 'ok')"

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from logscope.errors import ConfigError
+from logscope.inert import csv_frame
 
 from .store import GROUP_COLUMNS, HIGHER_IS_BETTER, TREND_METRICS, Store
 
@@ -171,7 +172,7 @@ def render_trend_json(result: TrendResult) -> str:
 
 def render_trend_csv(result: TrendResult) -> str:
     buf = io.StringIO()
-    result.points.to_csv(buf, index=False)
+    csv_frame(result.points).to_csv(buf, index=False)
     return buf.getvalue()
 
 

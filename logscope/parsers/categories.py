@@ -125,7 +125,27 @@ def classify_exception(exception: str, text: str) -> Category:
 
 
 def classify_message(text: str) -> Category | None:
-    """The first category whose pattern occurs in `text` (search, not match, unless anchored)."""
+    """The first category whose pattern occurs in `text` (search, not match, unless anchored).
+
+    Remembered per text: a log repeats its messages (a million `I x` lines, a warning per layer), and
+    trying every pattern on each copy made message lines the slowest lines per byte. The cache holds
+    at most `_CACHE_SIZE` texts, then starts again, so memory stays bounded whatever the log says.
+    """
+    found = _CACHE.get(text, _MISS)
+    if found is not _MISS:
+        return found  # type: ignore[return-value]
+    if len(_CACHE) >= _CACHE_SIZE:
+        _CACHE.clear()
+    found = _CACHE[text] = _classify(text)
+    return found
+
+
+_CACHE_SIZE = 4096
+_CACHE: dict[str, Category | None] = {}
+_MISS = object()
+
+
+def _classify(text: str) -> Category | None:
     for category in CATEGORIES:
         if category.pattern.search(text):
             return category

@@ -81,10 +81,15 @@ class Fields(Mapping[str, str | None]):
         raise KeyError(key)
 
     def get(self, key: str, default: Any = None) -> Any:
-        try:
-            return self[key]
-        except KeyError:
-            return default
+        # `__getitem__` without the KeyError: a message line asks for several fields its kind lacks, and
+        # raising and catching one per field made one-word message lines the slowest lines per byte.
+        group = self._body_groups.get(key)
+        if group is not None and self._body is not None:
+            return self._body.group(group)
+        group = self._prefix_groups.get(key)
+        if group is not None and self._prefix is not None:
+            return self._prefix.group(group)
+        return default
 
     def take(self, names: tuple[str, ...]) -> tuple[str | None, ...]:
         """The body fields `names`, in order, in one call: the hot path for table rows."""
@@ -254,6 +259,8 @@ class LineLexer:
     def classify(self, line: str) -> tuple[str, Fields]:
         """Return (terminal name, fields) for one line (no newline inside)."""
         # The bucket lookups are inlined: this runs once per line of a 50 MB log.
+        if len(line) > MAX_LINE_CHARS:
+            return "", _NO_FIELDS
         code = ord(line[0]) if line else _END
         alt = self._start[code if code < _NON_ASCII else (_NON_ASCII if line else _END)]
         m = None if alt is None else alt.regex.match(line)
@@ -271,6 +278,12 @@ class LineLexer:
             return "", Fields(m, alt.groups[kind])
         body_kind = body.lastgroup or ""
         return body_kind, Fields(m, alt.groups[kind], body, body_alt.groups[body_kind])
+
+
+# No line of any format logscope reads is this long (the longest in the fixtures and the shared logs:
+# 1,354 characters); the alternations backtrack on some long lines (a 300 KB heap-trace line took 54 s),
+# so a longer line is matched by no terminal: it stays an unparsed line with its number.
+MAX_LINE_CHARS = 16 * 1024
 
 
 def _alternation(names: tuple[str, ...], alternatives: dict[str, str]) -> _Alternation:

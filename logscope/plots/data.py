@@ -442,9 +442,10 @@ def fragmentation_series(log: LogLike, run: int | None = None) -> Fragmentation 
     records = []
     for row in rows.itertuples(index=False):
         address = _address(row.address)
-        if address is None:
+        size = as_int(row.size_bytes)
+        if address is None or (size is not None and not 0 <= address + size < ADDRESS_LIMIT):
             continue
-        records.append((row.action, address, as_int(row.size_bytes), row))
+        records.append((row.action, address, size, row))
     allocs = [(a, s) for action, a, s, _ in records if action == "alloc" and s]
     if not allocs:
         return None
@@ -504,9 +505,15 @@ def _address(value: Any) -> int | None:
     if text is None:
         return None
     try:
-        return int(text, 16) if text.lower().startswith("0x") else int(text)
+        address = int(text, 16) if text.lower().startswith("0x") else int(text)
     except ValueError:
         return None
+    return address if 0 <= address < ADDRESS_LIMIT else None
+
+
+# Heap traces come from 32-bit MCUs and 64-bit user space: an address at or over 2**63 (a cut or spliced
+# hex number) is no heap address, and spans and free bytes computed from it must fit int64.
+ADDRESS_LIMIT = 2**63
 
 
 @dataclass
@@ -655,6 +662,12 @@ def perf_table(log: LogLike, build: int | None = None) -> PerfTable | None:
     return None
 
 
+def _finite_sum(column: pd.Series) -> float:
+    """The sum of a column's finite cells: a cell printed `nan` or `inf` is no figure to add."""
+    values = pd.to_numeric(column, errors="coerce").astype("float64").to_numpy(na_value=np.nan)
+    return float(values[np.isfinite(values)].sum())
+
+
 def _ranked(table: pd.DataFrame, source: str) -> PerfTable | None:
     has_time = bool((table["time_us"].fillna(0) > 0).any())
     has_rw = bool((table["rw_kb"].fillna(0) > 0).any())
@@ -673,8 +686,8 @@ def _ranked(table: pd.DataFrame, source: str) -> PerfTable | None:
     table = table.sort_values([ranked_by, "line"], ascending=[False, True], kind="stable").reset_index(
         drop=True
     )
-    total_time = float(table["time_us"].sum()) if has_time else None
-    total_rw = float(table["rw_kb"].sum()) if has_rw else None
+    total_time = _finite_sum(table["time_us"]) if has_time else None
+    total_rw = _finite_sum(table["rw_kb"]) if has_rw else None
     return PerfTable(
         frame=table,
         ranked_by=ranked_by,

@@ -199,4 +199,16 @@ def build_reference_frame(name: str, rows: Iterable[Mapping[str, Any]]) -> pd.Da
     """Frame `name` from row dicts, with exactly the declared columns and dtypes."""
     schema = REFERENCE_SCHEMAS[name]
     frame = pd.DataFrame.from_records(list(rows), columns=list(schema))
+    for column, dtype in schema.items():
+        if dtype == STR and frame[column].map(_is_bytes).any():
+            # A string attribute whose bytes are not UTF-8 (a corrupted model) arrives as bytes.
+            frame[column] = frame[column].map(_text)
     return frame.astype(schema)
+
+
+def _is_bytes(value: Any) -> bool:
+    return isinstance(value, bytes)
+
+
+def _text(value: Any) -> Any:
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else value

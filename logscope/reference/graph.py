@@ -15,11 +15,11 @@ Classification (reference-anchors §7):
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from logscope.reference.errors import ModelFormatError
+from logscope.reference.errors import ModelFormatError, ModelTooLargeError
 from logscope.reference.shapes import Shape, TensorType, fallback_type, infer_types, resolve_input_shapes
 
 if TYPE_CHECKING:
@@ -211,6 +211,27 @@ def _ordered_nodes(graph: onnx.GraphProto, defined: set[str]) -> list[onnx.NodeP
     return [graph.node[i] for i in order]
 
 
+# A tensor's element count, and so every byte, MAC and offset figure computed from it, stays far below
+# 2**63 (int64 frames, numpy): 2**40 elements is a terabyte at one byte each, beyond any model an NPU or
+# MCU runs, and a shape over it (a huge declared input, a lying initializer, ConstantOfShape or Expand to
+# an astronomic shape) is refused before anything is computed from it.
+MAX_TENSOR_ELEMENTS = 2**40
+
+
+def _check_sizes(tensors: Iterable[Tensor]) -> None:
+    for t in tensors:
+        if t.shape is None:
+            continue
+        negative = [d for d in t.shape if d < 0]
+        if negative:
+            raise ModelFormatError(f"tensor {t.name!r} has a negative dimension: shape {tuple(t.shape)}")
+        if (t.numel or 0) > MAX_TENSOR_ELEMENTS:
+            raise ModelTooLargeError(
+                f"tensor {t.name!r} has {t.numel} elements (shape {tuple(t.shape)}), over the limit of "
+                f"{MAX_TENSOR_ELEMENTS} (2**40)"
+            )
+
+
 def build_graph(model: onnx.ModelProto, input_shapes: Mapping[str | None, Shape] | None = None) -> RefGraph:
     """Classify tensors, fix input shapes, infer the rest. `model` is modified (input dims written)."""
     g = model.graph
@@ -302,6 +323,7 @@ def build_graph(model: onnx.ModelProto, input_shapes: Mapping[str | None, Shape]
     for name in outputs:
         if name in tensors:
             tensors[name].is_output = True
+    _check_sizes(tensors.values())
     unknown = [t.name for t in tensors.values() if t.role == "activation" and t.shape is None and _costs(t)]
     if unknown:
         notes.append(f"{len(unknown)} activation(s) of unknown shape count as 0 bytes: {unknown[:5]}")

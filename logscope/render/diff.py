@@ -7,6 +7,7 @@ from typing import Any
 
 from logscope.analysis.diff import DIFF_SCHEMA_VERSION, BuildDiff, FigureChange
 from logscope.figures import BY_KEY, format_value
+from logscope.inert import markdown_text
 from logscope.render.summary import human_bytes
 
 _TOP = 20  # rows of each list shown in text and Markdown; JSON has them all
@@ -184,11 +185,11 @@ def _short(text: Any, width: int = 140) -> str:
 
 
 def _md(text: Any) -> str:
-    return str(text if text is not None else "—").replace("|", "\\|").replace("\n", " ")
+    return markdown_text(text)
 
 
 def render_diff_markdown(diff: BuildDiff, fail_pct: float | None = None) -> str:
-    out = [f"## Build diff: `{_side(diff, 'old')}` → `{_side(diff, 'new')}`", ""]
+    out = [f"## Build diff: {_md(_side(diff, 'old'))} → {_md(_side(diff, 'new'))}", ""]
     out += ["| field | old | new |", "|---|---|---|"]
     for c in diff.versions:
         name = f"**{c.name}**" if c.changed else c.name
@@ -216,7 +217,7 @@ def render_diff_markdown(diff: BuildDiff, fail_pct: float | None = None) -> str:
     for label, rows in (("gained", diff.fusions_gained), ("lost", diff.fusions_lost)):
         for d in rows[:_TOP]:
             out.append(
-                f"- {label}: `{_md(d['section'])}/{_md(d['rule'])}` {_md(', '.join(d['removed_nodes'][:3]))}"
+                f"- {label}: {_md(d['section'])}/{_md(d['rule'])} {_md(', '.join(d['removed_nodes'][:3]))}"
             )
     ta, tb = diff.tensor_counts
     out += ["", f"### Tensors ({ta} → {tb}, {len(diff.tensors_resized)} resized)", ""]
@@ -235,7 +236,7 @@ def render_diff_markdown(diff: BuildDiff, fail_pct: float | None = None) -> str:
         out += ["", f"### Findings ({len(diff.findings_new)} new, {len(diff.findings_gone)} gone)", ""]
         for label, rows in (("new", diff.findings_new), ("gone", diff.findings_gone)):
             for d in rows[:_TOP]:
-                out.append(f"- {label} `{d['code']}` {d['severity']}: {_md(_short(d['message']))}")
+                out.append(f"- {label} {_md(d['code'])} {d['severity']}: {_md(_short(d['message']))}")
     if fail_pct is not None:
         regs = diff.regressions(fail_pct)
         out.append("")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from logscope.inert import csv_frame
 from logscope.model import ParsedLog
 from logscope.outputs import frame_file
 
@@ -22,7 +23,7 @@ def write_frames(log: ParsedLog, folder: Path, fmt: str) -> list[Path]:
                 )
         path = frame_file(folder, name, fmt)
         if fmt == "csv":
-            out.to_csv(path, index=False)
+            csv_frame(out).to_csv(path, index=False)
         else:
             out.to_parquet(path, index=False)
         written.append(path)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from logscope.inert import csv_frame
 from logscope.outputs import frame_file
 from logscope.reference import CheckResult, ReferenceResult
 from logscope.reference.frames import opt_int
@@ -183,7 +184,7 @@ def write_reference_frames(frames: dict[str, pd.DataFrame], folder: Path, fmt: s
     for name, frame in frames.items():
         path = frame_file(folder, name, fmt)
         if fmt == "csv":
-            frame.to_csv(path, index=False)
+            csv_frame(frame).to_csv(path, index=False)
         else:
             frame.to_parquet(path, index=False)
         written.append(path)

@@ -9,6 +9,7 @@ from typing import Any
 import pandas as pd
 
 from logscope.figures import memory_rows
+from logscope.inert import markdown_text
 from logscope.model import ParsedLog, versions_text
 from logscope.rules import Finding, Rule
 from logscope.units import human_bytes
@@ -47,6 +48,11 @@ def _other_sources_text(build: dict[str, Any]) -> list[str]:
     return out
 
 
+def _or_dash(value: Any) -> str:
+    """A perf cell for a fixed-width column: a cut or emptied cell is missing, shown as a dash."""
+    return "—" if value is None else str(value)
+
+
 def _perf_text(perf: dict[str, Any] | None, top: int = 5) -> list[str]:
     if not perf:
         return []
@@ -62,7 +68,8 @@ def _perf_text(perf: dict[str, Any] | None, top: int = 5) -> list[str]:
     out = ["  perf: " + ", ".join(head)] if head else []
     for row in perf["slowest"][:top]:
         out.append(
-            f"    {row['time_us']:>8} us  layer {row['layer_id']:<4} {row['op_type'] or '':<16} "
+            f"    {_or_dash(row['time_us']):>8} us  layer {_or_dash(row['layer_id']):<4} "
+            f"{row['op_type'] or '':<16} "
             f"{row['full_name'] or ''}  [line {row['line']}]"
         )
     if perf.get("ranking"):
@@ -339,7 +346,7 @@ def render_rule_list(rules: tuple[Rule, ...]) -> str:
 
 
 def _md_escape(text: object) -> str:
-    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+    return markdown_text(text)
 
 
 def render_markdown(log: ParsedLog) -> str:

@@ -21,6 +21,7 @@ import pandas as pd
 from jinja2 import Environment, StrictUndefined
 
 from logscope.analysis.diff import BuildDiff, FigureChange, layer_key, numbered
+from logscope.inert import html_finalize
 from logscope.model import ParsedLog
 from logscope.plots import figure_bytes, plot_memory
 from logscope.plots.data import feature_curve
@@ -201,7 +202,11 @@ def render_diff_html(
         sides.append(data)
     scripts = page_scripts({"version": report.version, "logs": sides})
     environment = Environment(
-        autoescape=True, undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        finalize=html_finalize,
     )
     template = environment.from_string(
         resources.files("logscope.report").joinpath("templates/diff.html.j2").read_text("utf-8")

@@ -7,7 +7,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import re
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,8 @@ from urllib.parse import quote
 
 from jinja2 import Environment, StrictUndefined
 
+from logscope.inert import html_finalize, visible_controls
+from logscope.inert import markdown_text as md_text
 from logscope.plots import PLOTS, figure_bytes
 from logscope.report.content import (
     REPORT_SCHEMA_VERSION,
@@ -56,7 +57,11 @@ def render_html(report: Report, *, dpi: int = PLOT_DPI, interactive: bool = True
     scripts, by their SHA-256, as a second line of defence should a log ever smuggle markup through.
     """
     environment = Environment(
-        autoescape=True, undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        finalize=html_finalize,
     )
     template_text = resources.files("logscope.report").joinpath("templates/report.html.j2").read_text("utf-8")
     template = environment.from_string(template_text)
@@ -119,19 +124,6 @@ def _compare_rows(report: Report) -> list[tuple[str, list[str]]]:
 
 
 # ---------------------------------------------------------------------------------------- Markdown
-
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]~])")
-
-
-def md_text(value: Any) -> str:
-    """Text from a log made inert in Markdown (GitHub, GitLab, Jira's Markdown): HTML characters as
-    entities, Markdown punctuation backslash-escaped, `|` as `&#124;` so it can never split a table
-    cell, line breaks flattened."""
-    if value is None:
-        return "—"
-    text = " ".join(str(value).split())
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "&#124;")
-    return _MD_SPECIAL.sub(r"\\\1", text)
 
 
 def _md_table(columns: tuple[str, ...] | list[str], rows: Any) -> list[str]:
@@ -317,7 +309,8 @@ def report_dict(report: Report) -> dict[str, Any]:
 
 
 def render_json(report: Report) -> str:
-    return json.dumps(report_dict(report), indent=2, ensure_ascii=False, default=str)
+    # JSON escapes C0 controls itself; C1 and bidi characters become \uXXXX escapes of the same text.
+    return visible_controls(json.dumps(report_dict(report), indent=2, ensure_ascii=False, default=str))
 
 
 def _table_dict(table: Table) -> dict[str, Any]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import math
 import re
 
 from lark import Token, Tree
@@ -56,9 +57,12 @@ def _demangle(name: str) -> str:
 
 
 def _to_bytes(value: str | None, unit: str | None) -> int | None:
+    """`12.5` MB -> bytes. A figure that overflows to infinity (a 400-digit number) or past int64 is no
+    byte count logscope can hold: it is missing (None), never a traceback."""
     if value is None:
         return None
-    return round(float(value) * _UNIT.get(unit, 1))
+    number = float(value) * _UNIT.get(unit, 1)
+    return round(number) if math.isfinite(number) and abs(number) < 2**63 else None
 
 
 @functools.lru_cache(maxsize=8192)
