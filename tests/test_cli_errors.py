@@ -21,7 +21,7 @@ def _explode(path: object) -> None:
 
 def _main(monkeypatch: pytest.MonkeyPatch, *args: str) -> int:
     monkeypatch.setattr(sys, "argv", ["logscope", *args])
-    monkeypatch.setattr(cli, "parse", _explode)
+    monkeypatch.setattr(cli, "analyze", lambda path, *args, **kwargs: _explode(path))
     monkeypatch.setitem(cli._RUN, "debug", False)
     with pytest.raises(SystemExit) as stop:
         cli.main()
