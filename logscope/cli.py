@@ -8,18 +8,16 @@ from __future__ import annotations
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
 
-from logscope.api import parse
 from logscope.errors import LogscopeError
-from logscope.model import ParsedLog
-from logscope.render.frames_out import write_frames
-from logscope.render.summary import render_json, render_markdown, render_rule_list, render_text
-from logscope.rules import RULES, Config, analyze_log, get_rule, resolve_config, worst_severity
-from logscope.rules.docs import explain_text
+
+if TYPE_CHECKING:  # the library (pandas, the parsers, the rules) is imported by the commands that use it
+    from logscope.model import ParsedLog
+    from logscope.rules import Config
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Read NPU compiler and MCU memory logs.")
 
@@ -77,6 +75,11 @@ def parse_command(
     sram: str | None = typer.Option(None, "--sram", help="SRAM budget for MCU rules, e.g. 320KiB."),
 ) -> None:
     """Parse logs and run the rules: what was built, where the memory goes, what is wrong."""
+    from logscope.api import parse
+    from logscope.render.frames_out import write_frames
+    from logscope.render.summary import render_json, render_markdown, render_text
+    from logscope.rules import analyze_log, resolve_config, worst_severity
+
     logs: list[ParsedLog] = []
     configs: list[Config] = []
     for path in files:
@@ -119,6 +122,9 @@ def parse_command(
 @app.command("rules")
 def rules_command() -> None:
     """List every rule: code, name, default severity, what goes wrong."""
+    from logscope.render.summary import render_rule_list
+    from logscope.rules import RULES
+
     sys.stdout.write(render_rule_list(RULES) + "\n")
 
 
@@ -127,6 +133,9 @@ def explain_command(
     rule: str = typer.Argument(..., help="A rule code (MEM001) or name (low-memory-reuse)."),
 ) -> None:
     """Print a rule's documentation: what it does, why it matters, an example, how to fix, options."""
+    from logscope.rules import get_rule
+    from logscope.rules.docs import explain_text
+
     try:
         found = get_rule(rule)
     except KeyError:
@@ -234,6 +243,7 @@ def check_command(
 ) -> None:
     """Put a log and its ONNX model side by side: weights, pool, tensors, fusions, allocator; then run
     the rules on the checked log (the REF rules judge the disagreements)."""
+    from logscope.api import parse
     from logscope.reference import check_log_against_model
     from logscope.render.reference import (
         plot_check_curves,
@@ -241,6 +251,7 @@ def check_command(
         render_check_text,
         write_reference_frames,
     )
+    from logscope.rules import analyze_log, resolve_config, worst_severity
 
     try:
         config = resolve_config(config_path, log_file).with_overrides(
@@ -339,6 +350,7 @@ def audit_command(
     """Audit many logs into a DuckDB database: parse, run the rules, store; re-runs skip what is stored."""
     from logscope.audit import DEFAULT_PATTERNS, AuditInterrupted, AuditOptions, RuleOverrides, audit
     from logscope.audit.render import BothProgress, CommitLog, RichProgress, render_audit_json, summary_table
+    from logscope.rules import resolve_config
 
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     sinks: list[object] = []
@@ -445,7 +457,9 @@ def diff_command(
 ) -> None:
     """Compare two builds: versions, memory, reuse, layer targets, fusions, tensor sizes, new warnings."""
     from logscope.analysis.diff import diff_builds, split_build_ref
+    from logscope.api import parse
     from logscope.render.diff import render_diff_json, render_diff_markdown, render_diff_text
+    from logscope.rules import analyze_log, resolve_config
 
     try:
         (old_path, old_index), (new_path, new_index) = split_build_ref(old), split_build_ref(new)
@@ -504,7 +518,9 @@ def plot_command(
     config_path: Path | None = typer.Option(None, "--config", help="logscope.toml (default: found upward)."),
 ) -> None:
     """Draw one plot of a log: memory over ops, address map, breakdown, fragmentation, per-layer time."""
+    from logscope.api import parse
     from logscope.plots import plot, save_figure
+    from logscope.rules import resolve_config
 
     try:
         config = resolve_config(config_path, log_file).with_overrides(sram=sram)
@@ -540,8 +556,10 @@ def report_command(
     ),
 ) -> None:
     """Write a diagnosis report for a ticket: verdict, findings with lines, plots, tables, provenance."""
+    from logscope.api import parse
     from logscope.plots.data import feature_curve
     from logscope.report import build_report, report_format, write_report
+    from logscope.rules import analyze_log, resolve_config
 
     try:
         report_format(output)
