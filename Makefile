@@ -32,6 +32,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/reference_bench.py
 	$(BIN)/python benchmarks/mcu_run.py
 	$(BIN)/python benchmarks/audit_bench.py
+	$(BIN)/python benchmarks/fixed_costs.py
 
 # Regenerate the golden JSON summaries; review the diff before committing.
 golden: $(STAMP)
