@@ -15,6 +15,8 @@ import sys
 import types
 from typing import TYPE_CHECKING, Any
 
+from logscope._version import __version__ as __version__
+
 if TYPE_CHECKING:
     from logscope.api import analyze, parse, parse_text
     from logscope.errors import ConfigError, InputError, LogscopeError
@@ -48,12 +50,12 @@ __all__ = [
     "ReferenceOptions",
     "ReferenceResult",
     "Severity",
+    "__version__",
     "analyze",
     "parse",
     "parse_text",
     "reference",
 ]
-__version__ = "0.1.0"
 
 
 def __getattr__(name: str) -> Any:

@@ -1,4 +1,4 @@
-"""The compiled grammars kept on disk: same lexer as a fresh build, rebuilt when anything about them is off."""
+"""Compiled grammars kept on disk: the same lexer as a fresh build, rebuilt when anything is off."""
 
 from __future__ import annotations
 
@@ -128,7 +128,7 @@ def test_a_program_that_sre_refuses_falls_back_to_compiling(tmp_path, fresh_rknn
 def test_a_read_only_folder_only_costs_time(tmp_path, fresh_rknn):
     tmp_path.chmod(stat.S_IRUSR | stat.S_IXUSR)
     try:
-        grammar, store = _build("rknn", tmp_path)
+        grammar, _ = _build("rknn", tmp_path)
         assert _readings(grammar.lexer, LINES[:300]) == _readings(fresh_rknn, LINES[:300])
         assert list(tmp_path.iterdir()) == []
     finally:
@@ -138,7 +138,7 @@ def test_a_read_only_folder_only_costs_time(tmp_path, fresh_rknn):
 def test_a_folder_that_cannot_be_created_only_costs_time(tmp_path, fresh_rknn):
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
-    grammar, store = _build("rknn", blocker / "cache")  # mkdir fails: a file is in the way
+    grammar, _ = _build("rknn", blocker / "cache")  # mkdir fails: a file is in the way
     assert _readings(grammar.lexer, LINES[:300]) == _readings(fresh_rknn, LINES[:300])
 
 

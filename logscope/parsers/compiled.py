@@ -34,6 +34,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from logscope._version import __version__
+
 try:  # `_sre` is CPython's regex engine; elsewhere the cache only holds the lexer plan
     import _sre
 except ImportError:  # pragma: no cover - other Python implementations
@@ -59,8 +61,6 @@ def cache_file(name: str, grammar: str, root: Path | None = None, suffix: str = 
     root = cache_root() if root is None else root
     if root is None:
         return None
-    from logscope import __version__  # at call time: the package is imported by then
-
     digest = hashlib.sha256()
     for part in (
         grammar.encode("utf-8"),
