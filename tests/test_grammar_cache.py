@@ -186,3 +186,20 @@ def test_parsing_a_log_leaves_plotting_the_store_and_onnx_alone():
     out = _run(code)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1].strip() == "HEAVY"
+
+
+def test_the_lazy_public_names_are_the_library_objects():
+    """`logscope.reference` stays the analyzer function even once the subpackage of that name is loaded."""
+    code = (
+        "import logscope.reference.check, logscope\n"
+        "from logscope.api import parse\n"
+        "from logscope.reference import analyze_model\n"
+        "assert logscope.reference is analyze_model, logscope.reference\n"
+        "assert logscope.parse is parse and logscope.ParsedLog.__name__ == 'ParsedLog'\n"
+        "assert set(logscope.__all__) <= set(dir(logscope))\n"
+        "print('ok')"
+    )
+    out = _run(code)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
+    missing = _run("import logscope; logscope.no_such_name")
+    assert missing.returncode == 1 and "has no attribute 'no_such_name'" in missing.stderr

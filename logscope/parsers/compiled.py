@@ -52,8 +52,12 @@ def cache_root() -> Path | None:
     if configured is not None:
         return None if configured.strip().lower() in ("", "off", "0", "no") else Path(configured)
     xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg) if xdg else Path.home() / ".cache"
-    return base / "logscope"
+    try:
+        base = Path(xdg) if xdg else Path.home() / ".cache"
+    except (RuntimeError, KeyError):  # no home directory to be found
+        return None
+    # An unexpanded `~` (no HOME, no passwd entry) would put the cache in the working folder: off instead.
+    return base / "logscope" if base.is_absolute() else None
 
 
 def cache_file(name: str, grammar: str, root: Path | None = None, suffix: str = ".json") -> Path | None:
