@@ -32,10 +32,8 @@ from __future__ import annotations
 
 import argparse
 import compileall
-import datetime as dt
 import json
 import os
-import platform
 import resource
 import shutil
 import subprocess
@@ -51,6 +49,7 @@ if str(ROOT) not in sys.path:  # run as `python benchmarks/fixed_costs.py`
 
 from benchmarks.baseline import scan_records  # noqa: E402
 from benchmarks.generate import GENERATOR_VERSION, generate_log  # noqa: E402
+from benchmarks.run import machine  # noqa: E402
 
 OUT = ROOT / "benchmarks" / "out"
 FIXTURE = ROOT / "fixtures" / "rknn" / "09-build-verbose-mobilenetv1-rv1106-tk2-1.5.2-simulator.log"
@@ -348,15 +347,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", default="startup,audit,big")
     args = ap.parse_args(argv)
     parts = set(args.only.split(","))
-    results: dict[str, Any] = {
-        "machine": {
-            "date": dt.datetime.now().astimezone().isoformat(timespec="seconds"),
-            "nproc": len(os.sched_getaffinity(0)),
-            "python": platform.python_version(),
-            "loadavg_at_start": os.getloadavg(),
-        },
-        "args": vars(args),
-    }
+    results: dict[str, Any] = {"machine": machine(), "args": vars(args)}
     failed = False
     try:
         if "startup" in parts:
