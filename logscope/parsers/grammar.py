@@ -155,16 +155,19 @@ class _Pending:
     """An alternation not compiled yet: compiled on first use, then put in its context's slots in its
     place, so a process compiles only the alternations of the first characters its lines start with."""
 
-    __slots__ = ("_build", "_context", "_slots")
+    __slots__ = ("_build", "_context", "_real", "_slots")
 
     def __init__(self, build: Callable[[], _Alternation], context: list[Any], slots: list[int]) -> None:
         self._build, self._context, self._slots = build, context, slots
+        self._real: _Alternation | None = None
 
     def _resolve(self) -> _Alternation:
-        real = self._build()
-        for slot in self._slots:
-            self._context[slot] = real
-        return real
+        # A caller holding this object (classify's `alt`) asks for `regex`, then `groups`: build once.
+        if self._real is None:
+            self._real = self._build()
+            for slot in self._slots:
+                self._context[slot] = self._real
+        return self._real
 
     @property
     def regex(self) -> re.Pattern[str]:
