@@ -51,15 +51,19 @@ rules-doc: $(STAMP)
 docs: rules-doc
 	$(BIN)/python -m logscope.cli_docs > docs/cli.md
 
-# Render one HTML report and screenshot it with headless Chromium (Debian: apt-get install -y chromium),
-# then look at build/check-html/report.png. Not part of `make test`: it needs a browser.
+# The interactive HTML report in headless Chromium (Debian: apt-get install -y chromium): the browser
+# tests (also part of `make test` when Chromium is installed), then one report rendered and screenshot
+# for a person to look at: build/check-html/report.png.
 CHROMIUM ?= chromium
 CHECK_HTML := build/check-html
 check-html: $(STAMP)
+	$(BIN)/python -m pytest -q tests/test_report_browser.py
 	mkdir -p $(CHECK_HTML)
 	$(BIN)/logscope report $(DEMO_LOG) fixtures/synthetic/heap-trace-stm32-uart-bytes-leak.txt -o $(CHECK_HTML)/report.html
-	$(CHROMIUM) --headless=new --no-sandbox --disable-gpu --hide-scrollbars --window-size=1200,7000 \
-		--screenshot=$(abspath $(CHECK_HTML))/report.png file://$(abspath $(CHECK_HTML))/report.html 2>/dev/null
+	$(CHROMIUM) --headless=new --no-sandbox --disable-gpu --hide-scrollbars --disable-background-networking \
+		--disable-component-update --no-first-run --disable-sync --virtual-time-budget=5000 \
+		--window-size=1200,5000 --screenshot=$(abspath $(CHECK_HTML))/report.png \
+		file://$(abspath $(CHECK_HTML))/report.html 2>/dev/null
 	@echo "look at $(CHECK_HTML)/report.png"
 
 clean:

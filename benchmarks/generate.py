@@ -18,7 +18,7 @@ interleaved inside the native passes (never inside a table, as in real logs). Th
 build `i` depend only on `(seed, i)`, so two logs with the same seed and the same number of builds
 hold exactly the same tables whatever their noise ratio (used by the memory check in run.py).
 
-Usage: python benchmarks/generate.py OUT.log [--mb 50] [--noise 0.5] [--seed 0] [--builds N]
+Usage: python benchmarks/generate.py OUT.log [--mb 50] [--noise 0.5] [--seed 0] [--builds N] [--layers N]
 """
 
 from __future__ import annotations
@@ -417,10 +417,14 @@ def _replace_model(text: str, model: str) -> str:
     return text.replace("MobilenetV1", model).replace("mobilenet_v1", model.lower())
 
 
-def _build(tpl: _Template, seed: int, index: int, noise_ratio: float) -> tuple[str, dict[str, int]]:
+def _build(
+    tpl: _Template, seed: int, index: int, noise_ratio: float, layers: int | None = None
+) -> tuple[str, dict[str, int]]:
     data_rng = random.Random(f"logscope-bench:{seed}:{index}:data")
     noise_rng = random.Random(f"logscope-bench:{seed}:{index}:noise:{noise_ratio!r}")
     n_layers = data_rng.randint(200, 900)
+    if layers is not None:  # drawn anyway, so the rest of the build's random stream is unchanged
+        n_layers = layers
     layers, model = _build_network(data_rng, n_layers)
     feature, const, weight_total, internal_total = _tensor_tables(data_rng, layers)
     clock = _Clock(random.Random(f"logscope-bench:{seed}:{index}:clock"), data_rng.randint(0, 86_399_000))
@@ -520,10 +524,12 @@ def generate_log(
     noise_ratio: float = 0.5,
     seed: int = 0,
     builds: int | None = None,
+    layers: int | None = None,
 ) -> dict[str, object]:
     """Write a verbose RKNN-Toolkit2 1.5.2 build log of about `target_mb` MB (10**6 bytes) to `path`.
 
-    With `builds` set, exactly that many builds are written and `target_mb` is ignored. Returns stats:
+    With `builds` set, exactly that many builds are written and `target_mb` is ignored. With `layers`
+    set, every build has that many layers (default: 200-900, drawn per build). Returns stats:
     bytes, lines, builds, noise lines, rows per kind. The output is a pure function of the arguments.
     """
     if not 0.0 <= noise_ratio < 1.0:
@@ -544,7 +550,7 @@ def generate_log(
     with path.open("w", encoding="utf-8", newline="\n") as fh:
         index = 0
         while (builds is None and totals["bytes"] < target) or (builds is not None and index < builds):
-            text, stats = _build(tpl, seed, index, noise_ratio)
+            text, stats = _build(tpl, seed, index, noise_ratio, layers)
             fh.write(text)
             totals["bytes"] += len(text.encode("utf-8"))
             totals["builds"] += 1
@@ -572,8 +578,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--noise", type=float, default=0.5)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--builds", type=int, default=None)
+    ap.add_argument("--layers", type=int, default=None)
     args = ap.parse_args(argv)
-    print(json.dumps(generate_log(args.out, args.mb, args.noise, args.seed, args.builds), indent=2))
+    result = generate_log(args.out, args.mb, args.noise, args.seed, args.builds, args.layers)
+    print(json.dumps(result, indent=2))
     return 0
 
 

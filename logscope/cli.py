@@ -17,6 +17,7 @@ from logscope.errors import LogscopeError
 
 if TYPE_CHECKING:  # the library (pandas, the parsers, the rules) is imported by the commands that use it
     from logscope.model import ParsedLog
+    from logscope.render.ci import LogFindings
     from logscope.rules import Config
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Read NPU compiler and MCU memory logs.")
@@ -26,6 +27,39 @@ class OutputFormat(str, Enum):
     text = "text"
     json = "json"
     markdown = "markdown"
+
+
+class ParseFormat(str, Enum):
+    """`parse` prints summaries, or findings in the formats CI systems read."""
+
+    text = "text"
+    json = "json"
+    markdown = "markdown"
+    sarif = "sarif"
+    github = "github"
+    junit = "junit"
+
+
+CI_FORMATS = ("sarif", "github", "junit")
+
+
+def _write_ci_format(fmt: str, logs: list[LogFindings]) -> bool:
+    """SARIF, GitHub annotations or JUnit on stdout; False when `fmt` is none of them."""
+    from logscope import __version__
+    from logscope.render.ci import render_github, render_junit, render_sarif
+    from logscope.rules import RULES
+
+    if fmt == "sarif":
+        text = render_sarif(logs, RULES, __version__)
+    elif fmt == "github":
+        text = render_github(logs)
+    elif fmt == "junit":
+        text = render_junit(logs)
+    else:
+        return False
+    if text:
+        sys.stdout.write(text + "\n")
+    return True
 
 
 class FramesFormat(str, Enum):
@@ -52,7 +86,12 @@ def _root() -> None:
 @app.command("parse")
 def parse_command(
     files: list[Path] = typer.Argument(..., help="Log files (plain, .gz, .xz, .bz2)."),
-    output_format: OutputFormat = typer.Option(OutputFormat.text, "--format", "-f", help="Output format."),
+    output_format: ParseFormat = typer.Option(
+        ParseFormat.text,
+        "--format",
+        "-f",
+        help="text, json, markdown; or for CI: sarif (code scanning), github (annotations), junit.",
+    ),
     frames_out: Path | None = typer.Option(None, "--frames-out", help="Write every frame to this folder."),
     frames_format: FramesFormat = typer.Option(
         FramesFormat.parquet, "--frames-format", help="parquet or csv."
@@ -76,6 +115,7 @@ def parse_command(
 ) -> None:
     """Parse logs and run the rules: what was built, where the memory goes, what is wrong."""
     from logscope.api import parse
+    from logscope.render.ci import LogFindings
     from logscope.render.frames_out import write_frames
     from logscope.render.summary import render_json, render_markdown, render_text
     from logscope.rules import analyze_log, resolve_config, worst_severity
@@ -102,9 +142,15 @@ def parse_command(
                 write_frames(log, target, frames_format.value)
         except OSError as exc:
             raise _fail(f"cannot write frames to {frames_out}: {exc.strerror or exc}") from None
-    if output_format is OutputFormat.json:
+    ci_logs = [
+        LogFindings(log.source, log.findings, config.fail_on)
+        for log, config in zip(logs, configs, strict=True)
+    ]
+    if _write_ci_format(output_format.value, ci_logs):
+        pass
+    elif output_format is ParseFormat.json:
         sys.stdout.write(render_json(logs) + "\n")
-    elif output_format is OutputFormat.markdown:
+    elif output_format is ParseFormat.markdown:
         sys.stdout.write("\n\n".join(render_markdown(log) for log in logs) + "\n")
     else:
         console = Console(highlight=False, soft_wrap=True)
@@ -308,6 +354,14 @@ class TrendFormat(str, Enum):
 _PLOT_SUFFIXES = {".png": TrendFormat.png, ".svg": TrendFormat.png, ".pdf": TrendFormat.png}
 
 
+class AuditFormat(str, Enum):
+    text = "text"
+    json = "json"
+    sarif = "sarif"
+    github = "github"
+    junit = "junit"
+
+
 @app.command("audit")
 def audit_command(
     paths: list[str] = typer.Argument(..., help="Log files, folders (walked recursively) and globs."),
@@ -337,8 +391,11 @@ def audit_command(
     ),
     ignore: list[str] | None = typer.Option(None, "--ignore", help="Skip these rules."),
     target_preset: str | None = typer.Option(None, "--target", help="Target preset: rk3588, rv1106, ..."),
-    output_format: TextOrJson = typer.Option(
-        TextOrJson.text, "--format", "-f", help="Summary as text or json."
+    output_format: AuditFormat = typer.Option(
+        AuditFormat.text,
+        "--format",
+        "-f",
+        help="Summary as text or json; or every discovered file's stored findings as sarif, github, junit.",
     ),
     verbose: bool = typer.Option(
         False, "--verbose", "-v", help="A line per committed batch and failed file."
@@ -381,7 +438,15 @@ def audit_command(
         raise typer.Exit(code=130) from None
     except LogscopeError as exc:
         raise _fail(str(exc)) from None
-    if output_format is TextOrJson.json:
+    if output_format.value in CI_FORMATS:
+        from logscope.audit.export import stored_findings
+
+        try:
+            stored = stored_findings(db, report.paths)
+        except LogscopeError as exc:
+            raise _fail(str(exc)) from None
+        _write_ci_format(output_format.value, stored)
+    elif output_format is AuditFormat.json:
         sys.stdout.write(render_audit_json(report) + "\n")
     else:
         Console(highlight=False, soft_wrap=True).print(summary_table(report))
@@ -454,6 +519,12 @@ def diff_command(
     config_path: Path | None = typer.Option(
         None, "--config", help="Rules configuration (default: found upward)."
     ),
+    output: Path | None = typer.Option(
+        None,
+        "--output",
+        "-o",
+        help="Also write a visual comparison: diff.html (interactive, offline) or diff.md (+ PNG).",
+    ),
 ) -> None:
     """Compare two builds: versions, memory, reuse, layer targets, fusions, tensor sizes, new warnings."""
     from logscope.analysis.diff import diff_builds, split_build_ref
@@ -470,8 +541,17 @@ def diff_command(
             else analyze_log(parse(new_path), resolve_config(config_path, Path(new_path)))
         )
         diff = diff_builds(old_log, new_log, old_index, new_index)
+        written = []
+        if output is not None:
+            from logscope.report.diffpage import write_diff
+
+            written = write_diff(old_log, new_log, diff, output, fail_on_regression)
     except LogscopeError as exc:
         raise _fail(str(exc)) from None
+    except OSError as exc:
+        raise _fail(f"cannot write {output}: {exc.strerror or exc}") from None
+    for path in written:
+        Console(stderr=True, highlight=False, soft_wrap=True).print(f"wrote {path}", markup=False)
     if output_format is OutputFormat.json:
         sys.stdout.write(render_diff_json(diff, fail_on_regression) + "\n")
     elif output_format is OutputFormat.markdown:
@@ -548,6 +628,9 @@ def report_command(
     files: list[Path] = typer.Argument(..., help="Log files; one section each."),
     output: Path = typer.Option(..., "--output", "-o", help="report.html, report.md or report.json."),
     compact: bool = typer.Option(False, "--compact", help="Markdown of at most ~60 lines, no images."),
+    static: bool = typer.Option(
+        False, "--static", help="HTML with PNG plots and no script (default: interactive, still offline)."
+    ),
     config_path: Path | None = typer.Option(None, "--config", help="logscope.toml (default: found upward)."),
     target_preset: str | None = typer.Option(None, "--target", help="Rules target preset: rk3588, ..."),
     sram: str | None = typer.Option(None, "--sram", help="SRAM budget for MCU logs that state none."),
@@ -579,7 +662,7 @@ def report_command(
             references=references,
             reference_label=f"{onnx_model.name} (RKNN emulation)" if onnx_model else "reference",
         )
-        written = write_report(report, output, compact=compact)
+        written = write_report(report, output, compact=compact, static=static)
     except LogscopeError as exc:
         raise _fail(str(exc)) from None
     except OSError as exc:

@@ -13,6 +13,7 @@ from matplotlib.figure import Figure
 
 import logscope
 from logscope.frames import build_frame
+from logscope.io import decode_bytes
 from logscope.model import ParsedLog
 from logscope.plots import (
     PLOTS,
@@ -267,13 +268,12 @@ def test_perf_shows_the_slowest_layers_only():
     assert len(labels) == 20 and labels[0].startswith("#2 ConvExSwish")
     times = [patch.get_width() for patch in ax.patches]
     assert max(times) == times[0] == 16130  # Conv:/model.0/conv/Conv, line 8
-    assert "of 108 layers" in ax.get_title()
+    assert "of 108 layers" in fig.get_suptitle()
 
 
 def test_perf_ranks_by_rw_when_the_log_has_no_times():
     fig = plot_perf(parsed(MOBILENET))
-    title = " ".join(ax.get_title() for ax in fig.axes)
-    assert "largest RW 20 of 34 layers" in title
+    assert "largest RW 20 of 34 layers" in fig.get_suptitle()
     assert max(patch.get_width() for patch in fig.axes[0].patches) == 1178.5
 
 
@@ -340,4 +340,91 @@ def test_every_kind_renders_on_its_fixture(kind):
     }[kind]
     fig = plot(kind, log)
     assert isinstance(fig, Figure) and fig.axes
-    assert fig.axes[0].get_title()
+    assert fig.axes[0].get_title() or fig.get_suptitle()
+
+
+# ------------------------------------------------------------------------------------- plot layout
+
+
+def test_perf_time_and_rw_are_two_panels_with_their_own_units():
+    """µs and KB are never two x-axes over one another: two panels, one unit each, names shared."""
+    fig = plot_perf(parsed(PERF_LOG), top=20)
+    time_ax, rw_ax = fig.axes
+    assert time_ax.get_xlabel() == "time (µs)" and rw_ax.get_xlabel() == "read/write volume (KB)"
+    assert time_ax.xaxis.get_ticks_position() == rw_ax.xaxis.get_ticks_position() == "bottom"
+    assert rw_ax.get_ylim() == time_ax.get_ylim()  # the same rows
+    assert len(time_ax.get_yticklabels()) == 20 and not [t for t in rw_ax.get_yticklabels() if t.get_text()]
+    fig.draw_without_rendering()
+    assert time_ax.get_window_extent().x1 < rw_ax.get_window_extent().x0  # side by side, no overlap
+
+
+def test_perf_draws_a_table_with_an_infinite_cell():
+    log = logscope.parse(PERF_LOG)
+    perf = log.frames["perf"].copy()
+    perf.loc[perf.index[0], "rw_kb"] = float("inf")
+    frames = dict(log.frames) | {"perf": perf}
+    fig = plot_perf(ParsedLog(log.source, log.kind, frames, log.line_counts))
+    assert all(np.isfinite(ax.get_xlim()).all() for ax in fig.axes)
+
+
+def _heap_trace(runs: list[list[int]]) -> ParsedLog:
+    lines = ["RAM budget: 65536 B"]
+    for n, totals in enumerate(runs, 1):
+        lines += [f"--- inference {n} ---", f"heap baseline: {totals[0]} B"]
+        previous = totals[0]
+        for i, total in enumerate(totals):
+            lines.append(f"Op[{i}] Conv2D: delta={total - previous} B, total={total} B")
+            previous = total
+    return logscope.parse_text(decode_bytes(("\n".join(lines) + "\n").encode(), "heap-trace.txt"))
+
+
+def test_identical_runs_are_drawn_once_and_named_together():
+    fig = plot_memory(_heap_trace([[1000, 3000, 2000]] * 3))
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert "runs 0, 1, 2 (identical)" in labels and not any(x.startswith("run 0") for x in labels)
+
+
+def test_distinct_runs_differ_in_line_style():
+    fig = plot_memory(_heap_trace([[1000, 3000, 2000], [1000, 3000, 2500]]))
+    lines = fig.axes[0].get_lines()
+    styles = [line.get_linestyle() for line in lines if line.get_label().startswith("run ")]
+    assert len(styles) == 2 and styles[0] != styles[1]
+
+
+def test_short_curves_get_whole_op_ticks():
+    fig = plot_memory(_heap_trace([[1000, 3000, 2000]]))
+    fig.draw_without_rendering()
+    low, high = fig.axes[0].get_xlim()
+    ticks = [t for t in fig.axes[0].get_xticks() if low <= t <= high]
+    assert ticks and all(float(t).is_integer() for t in ticks)
+
+
+@pytest.mark.parametrize("kind", ["memory", "address-map"])
+def test_legends_sit_beside_the_data(kind):
+    fig = PLOTS[kind](parsed(MOBILENET))
+    fig.draw_without_rendering()
+    ax = fig.axes[0]
+    assert ax.get_legend().get_window_extent().x0 >= ax.get_window_extent().x1
+
+
+def test_address_map_labels_cannot_spill_over_the_axis():
+    fig = plot_address_map(parsed(MOBILENET))
+    labels = [t for t in fig.axes[0].texts if t.get_bbox_patch() is not None]
+    assert labels and all(t.get_clip_on() for t in labels)
+
+
+def test_trend_axis_in_binary_units(tmp_path):
+    from logscope.audit.trend import POINT_COLUMNS, TrendResult, plot_trend
+
+    times = pd.to_datetime(["2026-01-01", "2026-01-02", "2026-01-03"])
+    rows = [
+        {"group": "yolov8", "time": t, "time_source": "log", "value": v, "regression": False}
+        for t, v in zip(times, [12_000_000, 12_500_000, 13_000_000], strict=True)
+    ]
+    points = pd.DataFrame(rows).reindex(columns=list(POINT_COLUMNS))
+    result = TrendResult("db", "internal_bytes", None, 5.0, False, points)
+    fig = plot_trend(result, tmp_path / "trend.png")
+    ax = fig.axes[0]
+    fig.draw_without_rendering()
+    assert ax.get_ylabel() == "internal_bytes (MiB)" and ax.yaxis.get_offset_text().get_text() == ""
+    assert [t.get_text() for t in ax.get_yticklabels() if t.get_text()][:1] != ["1e7"]

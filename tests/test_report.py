@@ -131,7 +131,8 @@ def test_all_fixtures_in_one_compact_report_stay_short():
 
 @pytest.fixture(scope="module")
 def mobilenet_html() -> str:
-    return render_html(build_report([analyzed(MOBILENET)]))
+    """The static page (`--static`): PNG plots, no script. The interactive page: test_report_interactive."""
+    return render_html(build_report([analyzed(MOBILENET)]), interactive=False)
 
 
 def test_html_structure_summary_first(mobilenet_html):
@@ -148,7 +149,9 @@ def test_html_structure_summary_first(mobilenet_html):
     # Summary: verdict, the peak and the pool with their lines, findings with evidence and hints.
     assert "1.15 MiB (1204224 B)" in text and "layer 3 ConvClip (line 136)" in text
     assert "1.67 MiB (1756160 B)" in text and "build-log, line 279" in text
-    assert "MEM001" in text and "reuse_rate" in text and "Hint:" in text
+    assert "MEM001" in text and "Hint:" in text
+    # Evidence as labelled values with units, not internal keys: MEM001's reuse_rate is "reuse 67.3 %".
+    assert "reuse_rate" not in text and "67.3 %" in text and "rows_outside_pool_lines" not in text
     assert "071345547ed223b0e57d4ccb0458ef2023c4564fc9787e5447d96ffd497ec2f9" in text  # provenance
     assert "feature-tensor table lines 177–212; Total Internal Memory Size line 279" in text
 
@@ -168,7 +171,7 @@ def test_html_is_self_contained(mobilenet_html):
 
 def test_html_of_several_files_has_an_index():
     report = build_report([analyzed(MOBILENET), analyzed(HEAP_LOG)])
-    page = Page(render_html(report))
+    page = Page(render_html(report, interactive=False))
     assert [text for tag, text in page.headings if tag == "h2"] == [MOBILENET.name, HEAP_LOG.name]
     assert [a["href"] for a in page.all("a")] == ["#log-1", "#log-2"]
     text = " ".join(page.text)
@@ -193,7 +196,7 @@ def injected_log() -> ParsedLog:
 
 
 def test_html_escapes_everything_from_the_log(injected_log):
-    html = render_html(build_report([injected_log]))
+    html = render_html(build_report([injected_log]), interactive=False)
     page = Page(html)
     assert not page.all("script")
     assert all((img["src"] or "").startswith("data:image/png;base64,") for img in page.all("img"))
@@ -246,3 +249,13 @@ def test_write_report_by_suffix(tmp_path):
         write_report(report, tmp_path / "r.pdf")
     with pytest.raises(ReportError, match="--compact"):
         write_report(report, tmp_path / "r.html", compact=True)
+
+
+def test_memory_caption_promises_a_budget_line_only_when_one_is_drawn():
+    no_budget = analyzed(FIXTURES / "synthetic" / "heap-trace-issue-example.txt")
+    (spec,) = [p for p in build_report([no_budget]).files[0].plots if p.kind == "memory"]
+    assert "no SRAM budget is stated in the log or given (--sram), so none is drawn" in spec.caption
+    (spec,) = [p for p in build_report([analyzed(HEAP_LOG)]).files[0].plots if p.kind == "memory"]
+    assert "the dashed line is the SRAM budget" in spec.caption
+    (spec,) = [p for p in build_report([no_budget], budget_bytes=65536).files[0].plots if p.kind == "memory"]
+    assert "the dashed line is the SRAM budget" in spec.caption

@@ -263,7 +263,7 @@ def _memory(diff: BuildDiff, old_log: ParsedLog, new_log: ParsedLog, oi: int, ni
             diff.reuse.append(FigureChange(name, x, y))
 
 
-def _keyed(rows: Iterable[dict[str, Any]], key: Any) -> dict[tuple[Any, ...], dict[str, Any]]:
+def numbered(rows: Iterable[dict[str, Any]], key: Any) -> dict[tuple[Any, ...], dict[str, Any]]:
     """Rows by key; repeated keys get an occurrence number so that none is lost."""
     seen: Counter[Any] = Counter()
     out = {}
@@ -274,14 +274,14 @@ def _keyed(rows: Iterable[dict[str, Any]], key: Any) -> dict[tuple[Any, ...], di
     return out
 
 
-def _layer_key(row: dict[str, Any]) -> str:
+def layer_key(row: dict[str, Any]) -> str:
     name = _plain(row.get("full_name"))
     return str(name) if name else f"#{_plain(row.get('layer_id'))} {_plain(row.get('op_type'))}"
 
 
 def _layers(diff: BuildDiff, old: pd.DataFrame, new: pd.DataFrame) -> None:
-    a = _keyed(_records(old), _layer_key)
-    b = _keyed(_records(new), _layer_key)
+    a = numbered(_records(old), layer_key)
+    b = numbered(_records(new), layer_key)
     diff.layer_counts = (len(old), len(new))
     targets = sorted({str(t) for t in pd.concat([old["target"], new["target"]]).dropna()})
     diff.target_counts = {
@@ -345,8 +345,8 @@ def _tensors(diff: BuildDiff, old: pd.DataFrame, new: pd.DataFrame) -> None:
     def key(row: dict[str, Any]) -> tuple[Any, Any]:
         return (_plain(row.get("table")), _plain(row.get("name")))
 
-    a = _keyed(_records(old), key)
-    b = _keyed(_records(new), key)
+    a = numbered(_records(old), key)
+    b = numbered(_records(new), key)
     diff.tensor_counts = (len(old), len(new))
     for k in a.keys() & b.keys():
         ra, rb = a[k], b[k]

@@ -77,6 +77,7 @@ class AuditReport:
     audit_seconds: float = 0.0  # from the first task submitted to the last commit
     interrupted: bool = False
     failures: list[tuple[str, str, str]] = field(default_factory=list)
+    paths: list[str] = field(default_factory=list)  # every file discovered, in order (not in to_dict)
 
     @property
     def files_per_second(self) -> float:
@@ -144,7 +145,7 @@ def audit(
         raise ConfigError(f"--jobs must be at least 1, not {options.jobs}")
     t0 = time.perf_counter()
     files = discover(paths, options.patterns)
-    report = AuditReport(str(db), options.engine, options.jobs, discovered=len(files))
+    report = AuditReport(str(db), options.engine, options.jobs, discovered=len(files), paths=files)
     with Store(db) as store:
         writer = _Writer(store, report, options, progress)
         tasks = writer.plan(files)

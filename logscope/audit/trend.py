@@ -16,7 +16,7 @@ import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -40,6 +40,9 @@ POINT_COLUMNS = (
     "change_pct",
     "regression",
 )
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure  # imported where it draws: matplotlib is slow to import
 
 
 @dataclass
@@ -178,8 +181,9 @@ def _num(value: Any) -> str:
     return f"{value:,.0f}" if float(value).is_integer() else f"{value:.4g}"
 
 
-def plot_trend(result: TrendResult, path: str | os.PathLike[str]) -> None:
-    """Write the series as an image (format from the suffix: png, svg, pdf); regressions in red."""
+def plot_trend(result: TrendResult, path: str | os.PathLike[str]) -> Figure:
+    """Write the series as an image (format from the suffix: png, svg, pdf); regressions in red.
+    Returns the figure, so what was drawn can be checked."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -195,10 +199,17 @@ def plot_trend(result: TrendResult, path: str | os.PathLike[str]) -> None:
                    label=f"regression (> {result.threshold_pct:g}%)", zorder=3)  # fmt: skip
     sources = ", ".join(f"{src}: {n}" for src, n in result.time_sources.items())
     ax.set_xlabel(f"time ({sources or 'no points'}; log = stated in the log, mtime = file time UTC)")
-    ax.set_ylabel(result.metric)
+    if result.metric.endswith("_bytes") and len(pts):
+        # Bytes in KiB/MiB on round ticks, never raw bytes under a 1e7 offset.
+        from logscope.plots._common import byte_axis
+
+        byte_axis(ax, float(pts["value"].max()), "y", result.metric)
+    else:
+        ax.set_ylabel(result.metric)
     ax.set_title(f"{result.metric}" + (f" by {result.by}" if result.by else ""))
     ax.grid(True, alpha=0.3)
     if len(pts):
-        ax.legend(fontsize="small", loc="best")
+        ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.autofmt_xdate()
     fig.savefig(Path(path))
+    return fig

@@ -89,6 +89,9 @@ def plot_address_map(
             va="center",
             color="black",
             bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.75},
+            # A label of a tensor at the edge must not spill over the ticks and the axis title.
+            annotation_clip=True,
+            clip_on=True,
         )
     x_lo, x_hi = float(rects["x0"].min()), float(rects["x1"].max())
     y_lo = min(0.0, float(rects["y0"].min()))
@@ -106,6 +109,6 @@ def plot_address_map(
         handles = [Patch(color=DTYPE_COLORS.get(d, "#999999"), label=safe_label(d, 12)) for d in present]
         if len(outside):
             handles.append(Patch(facecolor="none", edgecolor="#666666", hatch="//", label="outside the pool"))
-        ax.legend(handles=handles, loc="upper right", fontsize=8, framealpha=0.9)
+        ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, framealpha=0.9)
     ax.grid(True, axis="y", alpha=0.25)
     return figure

@@ -64,7 +64,7 @@ def plot_fragmentation(log: LogLike, ax: Axes | None = None, *, run: int | None 
     callout(ax, worst, float(largest[worst]), worst_text, COLORS["peak"])
     ax.set_xlabel("event (trace order)")
     ax.grid(True, axis="y", alpha=0.3)
-    ax.legend(loc="lower left", fontsize=8, framealpha=0.9)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, framealpha=0.9)
     lines = f", lines {data.lines[0]}–{data.lines[1]}" if data.lines else ""
     ax.set_title(
         f"{prefix}fragmentation, run {data.run_index}: "

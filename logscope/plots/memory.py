@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 from logscope.plots._common import (
     COLORS,
@@ -28,6 +29,8 @@ from logscope.plots.data import FeatureCurve, McuCurve, feature_curve, mcu_curve
 
 MAX_POINTS = 1500  # beyond this many layers or steps, consecutive points are binned (max kept)
 MAX_RUNS_DRAWN = 6  # more runs than this: the min-max envelope over runs and the run with the top peak
+# Distinct runs differ in line style as well as colour, so overlapping stretches stay readable in print.
+LINESTYLES = ("-", "--", "-.", ":", (0, (5, 1, 1, 1)), (0, (3, 1)))
 
 
 def plot_memory(
@@ -64,7 +67,10 @@ def plot_memory(
     ax.set_ylim(0, top * 1.15 if top > 0 else 1)
     byte_axis(ax, top, "y", "bytes live")
     ax.grid(True, axis="y", alpha=0.3)
-    ax.legend(loc="upper right", fontsize=8, framealpha=0.9)
+    # Beside the axes, never over the curves (the peak often sits where "upper right" would be).
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, framealpha=0.9)
+    # Layers and steps are whole numbers: a 3-op curve must not get ticks at 0.25, 0.5, ...
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     name = source_name(log)
     ax.set_title((f"{safe_label(name, 70)}\n" if name else "") + ax.get_title(), fontsize=10)
     return figure
@@ -168,16 +174,32 @@ def _draw_mcu(ax: Axes, curves: list[McuCurve]) -> float:
     top_run = max(curves, key=lambda c: c.peak_bytes or -1)
     top = 0.0
     if len(curves) <= MAX_RUNS_DRAWN:
+        # Runs with the same curve are drawn once, labelled with every run they stand for: three
+        # identical inferences drawn one over another would look like one run and hide two.
+        groups: dict[tuple[tuple[int, ...], tuple[int, ...]], list[McuCurve]] = {}
         for curve in curves:
+            key = (
+                tuple(curve.frame["step"].to_numpy(dtype=np.int64)),
+                tuple(curve.frame["live_bytes"].fillna(0).to_numpy(dtype=np.int64)),
+            )
+            groups.setdefault(key, []).append(curve)
+        for n, same in enumerate(groups.values()):
+            curve = same[0]
             x = curve.frame["step"].to_numpy(dtype=np.int64)
             live = curve.frame["live_bytes"].fillna(0).to_numpy(dtype=np.int64)
             x, (live,), width = _binned(x, live)
-            label = f"run {curve.run_index}" if len(curves) > 1 else "live bytes"
+            if len(curves) == 1:
+                label = "live bytes"
+            elif len(same) == 1:
+                label = f"run {curve.run_index}"
+            else:
+                label = f"runs {', '.join(str(c.run_index) for c in same)} (identical)"
             ax.step(
                 x,
                 live,
                 where="mid",
                 linewidth=1.4,
+                linestyle=LINESTYLES[n % len(LINESTYLES)],
                 label=label + (f" (max of each {width} steps)" if width > 1 else ""),
             )
             top = max(top, float(live.max()))

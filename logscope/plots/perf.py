@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from mpl_toolkits.axes_grid1 import make_axes_locatable
 
 from logscope.plots._common import COLORS, LogLike, PlotDataError, new_axes, safe_label, source_name
 from logscope.plots.data import perf_table
@@ -13,42 +15,42 @@ TOP = 20
 
 
 def plot_perf(log: LogLike, ax: Axes | None = None, *, build: int | None = None, top: int = TOP) -> Figure:
-    """The `top` layers by time (`Time(us)` of the layer table; ticks or µs for MCU ops), with their
-    `RW(KB)` on a second axis; ranked by RW when the log has no times (a simulator build prints 0 µs).
-    The title says which share of the total the shown layers make, so the rest is never hidden.
+    """The `top` layers by time (`Time(us)` of the layer table; ticks or µs for MCU ops) and their
+    `RW(KB)`, ranked by RW when the log has no times (a simulator build prints 0 µs).
+
+    Time and read/write volume are two quantities with two units, so they get two panels side by
+    side with the layer names shared, never two x-axes over one another. The title says which share
+    of the total the shown layers make, so the rest is never hidden.
     """
     table = perf_table(log, build)
     if table is None:
         raise PlotDataError(f"{source_name(log) or 'log'}: no per-layer time or RW figures")
     shown = table.frame.head(top)
-    figure, ax = new_axes(ax, (9.5, max(3.0, 0.28 * len(shown) + 1.8)))
+    figure, ax = new_axes(ax, (10.5, max(3.0, 0.28 * len(shown) + 1.8)))
     y = np.arange(len(shown))
-    time = shown["time_us"].astype("float64").fillna(0).to_numpy()
-    rw = shown["rw_kb"].astype("float64").fillna(0).to_numpy()
+    time = _finite(shown["time_us"])
+    rw = _finite(shown["rw_kb"])
     has_time, has_rw = table.total_time_us is not None, table.total_rw_kb is not None
     unit = "ticks" if "ticks" in table.source else "µs"
-    height = 0.4 if has_time and has_rw else 0.7
-    handles = []
+    panels: list[tuple[Axes, np.ndarray, str, str]] = []
     if has_time:
-        handles.append(
-            ax.barh(
-                y - (0.2 if has_rw else 0), time, height=height, color=COLORS["time"], label=f"time ({unit})"
-            )
-        )
-        ax.set_xlabel(f"time ({unit})")
-        ax.set_xlim(0, float(time.max()) * 1.1 or 1)
-    rw_ax = ax
+        panels.append((ax, time, COLORS["time"], f"time ({unit})"))
     if has_rw:
-        rw_ax = ax.twiny() if has_time else ax
-        handles.append(
-            rw_ax.barh(y + (0.2 if has_time else 0), rw, height=height, color=COLORS["rw"], label="RW (KB)")
-        )
-        rw_ax.set_xlabel("read/write volume (KB)")
-        rw_ax.set_xlim(0, float(rw.max()) * 1.1 or 1)
+        rw_ax = make_axes_locatable(ax).append_axes("right", size="80%", pad=0.15) if has_time else ax
+        panels.append((rw_ax, rw, COLORS["rw"], "read/write volume (KB)"))
+    for panel, values, color, label in panels:
+        panel.barh(y, values, height=0.7, color=color)
+        panel.set_xlabel(label)
+        top_value = float(values.max()) if len(values) else 0.0
+        panel.set_xlim(0, top_value * 1.12 or 1)
+        panel.set_ylim(len(shown) - 0.5, -0.5)
+        panel.grid(True, axis="x", alpha=0.25)
+        for yi, value in zip(y, values, strict=True):
+            if value > 0:
+                panel.text(float(value), float(yi), f" {value:,.0f}", va="center", fontsize=6.5, color="#333")
+        if panel is not ax:
+            panel.tick_params(axis="y", left=False, labelleft=False)
     ax.set_yticks(y, [safe_label(label, 52) for label in shown["label"]], fontsize=7)
-    ax.set_ylim(len(shown) - 0.5, -0.5)
-    ax.grid(True, axis="x", alpha=0.25)
-    ax.legend(handles=handles, loc="lower right", fontsize=8)
     measure = "time_us" if table.ranked_by == "time_us" else "rw_kb"
     total = table.total_time_us if measure == "time_us" else table.total_rw_kb
     share = float(shown[measure].astype("float64").sum()) / total * 100 if total else 0.0
@@ -57,5 +59,12 @@ def plot_perf(log: LogLike, ax: Axes | None = None, *, build: int | None = None,
     lines = f", lines {table.lines[0]}–{table.lines[1]}" if table.lines else ""
     total_of = "time" if measure == "time_us" else "RW"
     title = f"{what}: {share:.1f}% of the total {total_of} ({table.source}{lines})"
-    ax.set_title((f"{safe_label(name, 70)}\n" if name else "") + title, fontsize=10)
+    figure.suptitle((f"{safe_label(name, 70)}\n" if name else "") + title, fontsize=10)
     return figure
+
+
+def _finite(values: pd.Series) -> np.ndarray:
+    """A column as floats for drawing: missing and non-finite cells (an `inf` pasted into RW) are 0,
+    which draws no bar, so one bad cell cannot take the axis limits with it."""
+    array = values.astype("float64").fillna(0).to_numpy()
+    return np.where(np.isfinite(array), array, 0.0)

@@ -49,14 +49,21 @@ def report_format(path: Path) -> str:
         ) from None
 
 
-def write_report(report: Report, path: str | Path, *, compact: bool = False) -> list[Path]:
-    """Write the report as `path`'s suffix says; returns every file written (Markdown images too)."""
+def write_report(
+    report: Report, path: str | Path, *, compact: bool = False, static: bool = False
+) -> list[Path]:
+    """Write the report as `path`'s suffix says; returns every file written (Markdown images too).
+
+    HTML is interactive unless `static` (PNG plots, no script).
+    """
     target = Path(path)
     fmt = report_format(target)
     if compact and fmt != "markdown":
         raise ReportError(f"{target}: --compact is a Markdown variant (use a .md output)")
+    if static and fmt != "html":
+        raise ReportError(f"{target}: --static is an HTML variant (use a .html output)")
     if fmt == "html":
-        target.write_text(render_html(report), encoding="utf-8")
+        target.write_text(render_html(report, interactive=not static), encoding="utf-8")
         return [target]
     if fmt == "json":
         target.write_text(render_json(report) + "\n", encoding="utf-8")

@@ -7,7 +7,6 @@ tables and provenance, each figure with the log lines it came from.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -422,11 +421,17 @@ def _plot_spec(log: ParsedLog, kind: str, budget_bytes: int | None) -> PlotSpec:
         top = max(curves, key=lambda c: c.peak_bytes or -1)
         curve_lines = line_range(pd.concat([c.frame["line"] for c in curves]))
         budget_line = f"; budget line {top.budget_line}" if top.budget_line is not None else ""
+        # The caption promises a budget line only when one is drawn (a budget stated or given).
+        budgeted = any(c.budget_bytes is not None for c in curves)
+        budget_text = (
+            "the dashed line is the SRAM budget."
+            if budgeted
+            else "no SRAM budget is stated in the log or given (--sram), so none is drawn."
+        )
         return PlotSpec(
             kind,
             "Memory over ops",
-            f"Live bytes per step ({top.derivation or 'curve'}); the peak is marked, "
-            "the dashed line is the SRAM budget.",
+            f"Live bytes per step ({top.derivation or 'curve'}); the peak is marked; {budget_text}",
             (f"lines {_range(curve_lines)}" if curve_lines else "no line numbers") + budget_line,
             {
                 "peak_bytes": top.peak_bytes,
@@ -804,22 +809,6 @@ def _provenance(log: ParsedLog, plots: list[PlotSpec]) -> list[tuple[str, str]]:
 
 
 # ----------------------------------------------------------------------------------------- helpers
-
-
-def evidence_items(evidence: dict[str, Any], limit: int = 160) -> list[tuple[str, str]]:
-    """A finding's evidence as (key, text) pairs: bytes humanised, nested values as compact JSON."""
-    out = []
-    for key, value in evidence.items():
-        if isinstance(value, bool) or value is None:
-            text = str(value).lower() if value is not None else "—"
-        elif isinstance(value, int) and key.endswith("_bytes"):
-            text = human(value)
-        elif isinstance(value, int | float | str):
-            text = str(value)
-        else:
-            text = json.dumps(value, ensure_ascii=False, default=str)
-        out.append((key, text if len(text) <= limit else text[: limit - 1] + "…"))
-    return out
 
 
 def finding_lines(finding: Finding) -> str:

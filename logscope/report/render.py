@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import re
 from importlib import resources
@@ -21,9 +22,9 @@ from logscope.report.content import (
     PlotSpec,
     Report,
     Table,
-    evidence_items,
     finding_lines,
 )
+from logscope.report.interactive import evidence_fields, report_data, script_json
 
 COMPACT_LINES = 60  # `--compact` Markdown fits a ticket comment or a chat message
 PLOT_DPI = 90
@@ -38,25 +39,83 @@ def render_plot(file: LogReport, spec: PlotSpec, fmt: str = "png", dpi: int = PL
 # -------------------------------------------------------------------------------------------- HTML
 
 
-def render_html(report: Report, *, dpi: int = PLOT_DPI) -> str:
-    """One self-contained HTML page: plots inlined as base64 PNG, no script, no external resource.
+PLOTLY_VERSION = "4.1.1"  # logscope/report/static/plotly-basic.min.js (plotly.js-basic-dist-min, MIT)
 
-    Jinja2 autoescaping is on for every value; a Content-Security-Policy forbids scripts and any
-    network access, as a second line of defence should a log ever smuggle markup through.
+
+def render_html(report: Report, *, dpi: int = PLOT_DPI, interactive: bool = True) -> str:
+    """One self-contained HTML page that makes no network request.
+
+    Interactive (the default): memory over ops and the address map drawn with plotly.js, inlined,
+    zoomable, with hover and a click-through to each layer's tensors, perf row and log lines, and
+    the findings grouped by rule and build with filters. `interactive=False` is the static page with
+    the plots as PNG and no script at all.
+
+    Jinja2 autoescaping is on for every value; log text reaches the script only as JSON string values
+    inside a non-executable `<script type="application/json">`, and the script inserts text with
+    `textContent`. The Content-Security-Policy allows no network access and only the page's own
+    scripts, by their SHA-256, as a second line of defence should a log ever smuggle markup through.
     """
     environment = Environment(
         autoescape=True, undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True
     )
     template_text = resources.files("logscope.report").joinpath("templates/report.html.j2").read_text("utf-8")
     template = environment.from_string(template_text)
-    figures = [
-        [(spec, base64.b64encode(render_plot(file, spec, "png", dpi)).decode("ascii")) for spec in file.plots]
-        for file in report.files
-    ]
-    title = report.files[0].name if len(report.files) == 1 else f"{len(report.files)} files"
-    return template.render(
-        report=report, figures=figures, title=title, evidence=evidence_items, lines=finding_lines
+    figures = (
+        [[] for _ in report.files]
+        if interactive
+        else [
+            [
+                (spec, base64.b64encode(render_plot(file, spec, "png", dpi)).decode("ascii"))
+                for spec in file.plots
+            ]
+            for file in report.files
+        ]
     )
+    title = report.files[0].name if len(report.files) == 1 else f"{len(report.files)} files"
+    scripts = page_scripts(report_data(report)) if interactive else {}
+    return template.render(
+        report=report,
+        figures=figures,
+        title=title,
+        evidence=evidence_fields,
+        lines=finding_lines,
+        interactive=interactive,
+        css=report_css(),
+        compare=_compare_rows(report) if len(report.files) > 1 else [],
+        **scripts,
+    )
+
+
+def report_css() -> str:
+    """The style sheet the report and the diff page share (inlined: the CSP allows inline styles)."""
+    return resources.files("logscope.report").joinpath("templates/report.css").read_text("utf-8")
+
+
+def page_scripts(data: Any) -> dict[str, str]:
+    """What an interactive page inlines: its data as JSON (inert), plotly.js, the page script, and the
+    CSP `script-src` value that allows exactly those two scripts by their SHA-256."""
+    static = resources.files("logscope.report").joinpath("static")
+    scripts = {
+        "data_json": script_json(data),
+        "plotly_js": static.joinpath("plotly-basic.min.js").read_text("utf-8"),
+        "app_js": static.joinpath("report.js").read_text("utf-8"),
+    }
+    hashes = " ".join(
+        f"'sha256-{base64.b64encode(hashlib.sha256(scripts[key].encode()).digest()).decode()}'"
+        for key in ("plotly_js", "app_js")
+    )
+    return scripts | {"script_hashes": hashes, "plotly_version": PLOTLY_VERSION}
+
+
+def _compare_rows(report: Report) -> list[tuple[str, list[str]]]:
+    """The headline figures of every file side by side: one row per label, "—" where a file has none."""
+    labels: list[str] = []
+    for file in report.files:
+        labels += [h.label for h in file.headline if h.label not in labels]
+    return [
+        (label, [next((h.value for h in f.headline if h.label == label), "—") for f in report.files])
+        for label in labels
+    ]
 
 
 # ---------------------------------------------------------------------------------------- Markdown
@@ -115,7 +174,7 @@ def render_markdown(report: Report, *, image_names: dict[tuple[int, str], str] |
                     f"(line {md_text(finding_lines(finding))}): {md_text(finding.message)}"
                 )
                 if finding.evidence:
-                    evidence = "; ".join(f"{k} = {v}" for k, v in evidence_items(finding.evidence, 100))
+                    evidence = "; ".join(f"{k}: {v}" for k, v in evidence_fields(finding.evidence, 100))
                     out.append(f"   - evidence: {md_text(evidence)}")
                 if finding.hint:
                     out.append(f"   - hint: {md_text(finding.hint)}")
