@@ -30,6 +30,7 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py
 	$(BIN)/python benchmarks/reference_bench.py
+	$(BIN)/python benchmarks/planner_bench.py
 	$(BIN)/python benchmarks/mcu_run.py
 	$(BIN)/python benchmarks/audit_bench.py
 	$(BIN)/python benchmarks/fixed_costs.py

@@ -6,6 +6,7 @@ Exit codes: 0 clean, 1 a finding at or above --fail-on (default error), 2 usage,
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -14,6 +15,7 @@ import typer
 from rich.console import Console
 
 from logscope.errors import LogscopeError
+from logscope.outputs import check_outputs, frame_files, frame_folders
 
 if TYPE_CHECKING:  # the library (pandas, the parsers, the rules) is imported by the commands that use it
     from logscope.model import ParsedLog
@@ -78,6 +80,17 @@ def _fail(message: str) -> typer.Exit:
     return typer.Exit(code=2)
 
 
+_FORCE = typer.Option(False, "--force", help="Overwrite existing output files (never one of the inputs).")
+
+
+def _guard(outputs: list[Path], inputs: list[Path | None], force: bool, folders: Sequence[Path] = ()) -> None:
+    """Exit 2 before writing over an input of this command, or over an existing file without --force."""
+    try:
+        check_outputs(outputs, inputs, folders=folders, force=force)
+    except LogscopeError as exc:
+        raise _fail(str(exc)) from None
+
+
 @app.callback()
 def _root() -> None:
     """logscope: what went wrong with memory, proved with the log's own lines."""
@@ -112,6 +125,7 @@ def parse_command(
         None, "--target", help="Target preset: rk3588, rk3566, rk3568, rk3562, rv1106, rv1103, ..."
     ),
     sram: str | None = typer.Option(None, "--sram", help="SRAM budget for MCU rules, e.g. 320KiB."),
+    force: bool = _FORCE,
 ) -> None:
     """Parse logs and run the rules: what was built, where the memory goes, what is wrong."""
     from logscope.api import parse
@@ -136,10 +150,16 @@ def parse_command(
         except LogscopeError as exc:
             raise _fail(str(exc)) from None
     if frames_out is not None:
+        folders = frame_folders([log.source for log in logs], frames_out)
+        planned = [
+            f
+            for log, d in zip(logs, folders, strict=True)
+            for f in frame_files(d, log.frames, frames_format.value)
+        ]
+        _guard(planned, [*files, config_path], force, [frames_out, *folders])
         try:
-            for log in logs:
-                target = frames_out if len(logs) == 1 else frames_out / Path(log.source).name
-                write_frames(log, target, frames_format.value)
+            for log, folder in zip(logs, folders, strict=True):
+                write_frames(log, folder, frames_format.value)
         except OSError as exc:
             raise _fail(f"cannot write frames to {frames_out}: {exc.strerror or exc}") from None
     ci_logs = [
@@ -224,6 +244,7 @@ def reference_command(
         FramesFormat.parquet, "--frames-format", help="parquet or csv."
     ),
     plot: Path | None = typer.Option(None, "--plot", help="Write the memory-over-ops curves as a PNG."),
+    force: bool = _FORCE,
 ) -> None:
     """Memory figures of an ONNX model: weights, MACs, lifetimes, every planner, RKNN emulation."""
     from logscope.reference import ReferenceOptions, analyze_model
@@ -246,6 +267,8 @@ def reference_command(
         result = analyze_model(model, options)
     except LogscopeError as exc:
         raise _fail(str(exc)) from None
+    planned = frame_files(frames_out, result.frames, frames_format.value) if frames_out is not None else []
+    _guard([*planned, *([plot] if plot else [])], [model], force, [frames_out] if frames_out else [])
     try:
         if frames_out is not None:
             write_reference_frames(result.frames, frames_out, frames_format.value)
@@ -274,6 +297,7 @@ def check_command(
         FramesFormat.parquet, "--frames-format", help="parquet or csv."
     ),
     plot: Path | None = typer.Option(None, "--plot", help="Overlay of both memory-over-ops curves as a PNG."),
+    force: bool = _FORCE,
     fail_on: Level | None = typer.Option(
         None, "--fail-on", help="Exit 1 when a finding is at least this severe (default: error)."
     ),
@@ -320,6 +344,9 @@ def check_command(
         analyze_log(log, config)
     except LogscopeError as exc:
         raise _fail(str(exc)) from None
+    planned = frame_files(frames_out, result.frames, frames_format.value) if frames_out is not None else []
+    outputs = [*planned, *([plot] if plot else [])]
+    _guard(outputs, [log_file, onnx_model, config_path], force, [frames_out] if frames_out else [])
     try:
         if frames_out is not None:
             write_reference_frames(result.frames, frames_out, frames_format.value)
@@ -430,7 +457,7 @@ def audit_command(
             retry_failed=retry_failed,
             rehash=rehash,
             patterns=tuple(include) if include else DEFAULT_PATTERNS,
-            batch_files=max(1, commit_every),
+            batch_files=commit_every,
         )
         report = audit(paths, db, options, BothProgress(*sinks) if sinks else None)
     except AuditInterrupted as stop:
@@ -464,6 +491,7 @@ def trend_command(
     output_format: TrendFormat | None = typer.Option(
         None, "--format", "-f", help="text, json, csv or png (default: from -o's suffix, else text)."
     ),
+    force: bool = _FORCE,
 ) -> None:
     """A metric per build over time (time from the log, else file mtime), regressions marked."""
     from logscope.audit import (
@@ -473,6 +501,7 @@ def trend_command(
         render_trend_json,
         render_trend_text,
     )
+    from logscope.rules.config import MAX_RATIO, check_number
 
     fmt = output_format
     if fmt is None:
@@ -483,9 +512,12 @@ def trend_command(
     if fmt is TrendFormat.png and output is None:
         raise _fail("--format png needs -o FILE.png")
     try:
+        check_number(threshold, "--threshold", 0, MAX_RATIO)
         result = compute_trend(db, metric, by, threshold)
     except LogscopeError as exc:
         raise _fail(str(exc)) from None
+    if output is not None:
+        _guard([output], [db], force)
     try:
         if fmt is TrendFormat.png:
             assert output is not None
@@ -525,14 +557,18 @@ def diff_command(
         "-o",
         help="Also write a visual comparison: diff.html (interactive, offline) or diff.md (+ PNG).",
     ),
+    force: bool = _FORCE,
 ) -> None:
     """Compare two builds: versions, memory, reuse, layer targets, fusions, tensor sizes, new warnings."""
     from logscope.analysis.diff import diff_builds, split_build_ref
     from logscope.api import parse
     from logscope.render.diff import render_diff_json, render_diff_markdown, render_diff_text
     from logscope.rules import analyze_log, resolve_config
+    from logscope.rules.config import MAX_RATIO, check_number
 
     try:
+        if fail_on_regression is not None:
+            check_number(fail_on_regression, "--fail-on-regression", 0, MAX_RATIO)
         (old_path, old_index), (new_path, new_index) = split_build_ref(old), split_build_ref(new)
         old_log = analyze_log(parse(old_path), resolve_config(config_path, Path(old_path)))
         new_log = (
@@ -545,6 +581,9 @@ def diff_command(
         if output is not None:
             from logscope.report.diffpage import write_diff
 
+            image = output.with_name(f"{output.stem}-memory.png")  # a diff.md's plot (write_diff_markdown)
+            outputs = [output, image] if output.suffix.lower() in (".md", ".markdown") else [output]
+            check_outputs(outputs, [Path(old_path), Path(new_path), config_path], force=force)
             written = write_diff(old_log, new_log, diff, output, fail_on_regression)
     except LogscopeError as exc:
         raise _fail(str(exc)) from None
@@ -596,12 +635,14 @@ def plot_command(
         None, "--onnx", help="Overlay the reference curve of this ONNX model (memory plot)."
     ),
     config_path: Path | None = typer.Option(None, "--config", help="logscope.toml (default: found upward)."),
+    force: bool = _FORCE,
 ) -> None:
     """Draw one plot of a log: memory over ops, address map, breakdown, fragmentation, per-layer time."""
     from logscope.api import parse
     from logscope.plots import plot, save_figure
     from logscope.rules import resolve_config
 
+    _guard([output], [log_file, onnx_model, config_path], force)
     try:
         config = resolve_config(config_path, log_file).with_overrides(sram=sram)
         log = parse(log_file)
@@ -637,15 +678,17 @@ def report_command(
     onnx_model: Path | None = typer.Option(
         None, "--onnx", help="Overlay this ONNX model's reference curve on each RKNN memory plot."
     ),
+    force: bool = _FORCE,
 ) -> None:
     """Write a diagnosis report for a ticket: verdict, findings with lines, plots, tables, provenance."""
     from logscope.api import parse
     from logscope.plots.data import feature_curve
-    from logscope.report import build_report, report_format, write_report
+    from logscope.report import build_report, report_files, report_format, write_report
     from logscope.rules import analyze_log, resolve_config
 
     try:
         report_format(output)
+        check_outputs([output], [*files, onnx_model, config_path], force=force)  # before the long part
         logs: list[ParsedLog] = []
         references: dict[str, Any] = {}
         budget: int | None = None
@@ -661,6 +704,9 @@ def report_command(
             budget_bytes=budget,
             references=references,
             reference_label=f"{onnx_model.name} (RKNN emulation)" if onnx_model else "reference",
+        )
+        check_outputs(
+            report_files(report, output, compact=compact), [*files, onnx_model, config_path], force=force
         )
         written = write_report(report, output, compact=compact, static=static)
     except LogscopeError as exc:

@@ -17,6 +17,16 @@ _HEADER = """# Command-line reference
 Generated from the code by `python -m logscope.cli_docs > docs/cli.md` (`make docs`); a test fails when
 it is out of date. Exit codes everywhere: 0 success, 1 findings at or above `--fail-on` (or a regression
 over the threshold), 2 usage, input or configuration error (one line on stderr, never a traceback).
+
+Outputs (`report -o` and a Markdown report's images, `plot -o`, `trend -o`, `--plot`, each frame file of
+`--frames-out`) are never written over an input of the same command: a log, `--onnx`, `--config` or
+`--db`, compared by device and inode, so a link or `./x/../log` is caught too; the error names both,
+and `--force` does not change it. An output file that exists and is not an input is only replaced with
+`--force`. `--frames-out` of several logs writes `DIR/<file name>/`, or `DIR/<n>-<file name>/` (n from 1,
+in argument order) for every log when two share a file name. The audit database (`audit --db`) is not
+an output in this sense: it is only ever opened if it is logscope's own (docs/audit.md). Numbers are
+checked against their range: `--sram` and sizes 0 to 1 TiB, `--alignment` 1 to 1 MiB, `--threshold`
+and `--fail-on-regression` 0 to 1e6 (never `nan`, `inf` or negative), `--jobs` 1 to 1024.
 """
 
 

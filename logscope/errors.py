@@ -18,3 +18,8 @@ class InputError(LogscopeError):
 
 class ConfigError(LogscopeError):
     """A configuration value or command-line option is invalid."""
+
+
+class OutputError(LogscopeError):
+    """An output that must not be written: one of the command's own inputs, or an existing file
+    without `--force`."""

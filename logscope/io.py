@@ -57,6 +57,9 @@ __all__ = [
     "LogStream",
     "LogText",
     "decode_bytes",
+    "display_path",
+    "file_kind",
+    "open_regular",
     "read_log",
 ]
 
@@ -148,25 +151,24 @@ class LogText:
 def read_log(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_BYTES) -> LogText:
     """Read, decompress, decode and clean the log at ``path``.
 
-    Every failure a user can cause (missing file, directory, permissions, corrupt or truncated
+    Every failure a user can cause (missing file, directory, device, permissions, corrupt or truncated
     archive, oversized or binary input) becomes an :class:`InputError` with a one-line reason, so
     the CLI can print it instead of a traceback. The file is read in chunks and decompression is
-    streamed, so the ``max_bytes`` cap stops a decompression bomb long before memory runs out.
+    streamed, so the ``max_bytes`` cap stops a decompression bomb long before memory runs out; a
+    regular file over the cap, and input whose first block is binary, are refused before the rest
+    is read.
     """
-    name = os.fspath(path)
-    fh = _open_file(name)
+    opened = os.fspath(path)
+    name = display_path(opened)
+    fh, st = _open_file(opened, name)
     with fh:
         try:
-            st = os.fstat(fh.fileno())
-            if stat.S_ISDIR(st.st_mode):
-                raise InputError(f"{name}: is a directory, not a log file")
             head = fh.read(_MAGIC_LEN)
             compression = _sniff_compression(head)
             if compression is None:
-                # Fail fast on a regular file that is obviously too big; pipes are capped while reading.
-                if stat.S_ISREG(st.st_mode) and st.st_size > max_bytes:
-                    raise InputError(f"{name}: {st.st_size} bytes is larger than the limit of {max_bytes}")
-                raw = head + _read_all(_guarded_reader(fh.read, name, None, max_bytes, already=len(head)))
+                _check_size(st, name, max_bytes)
+                read = _guarded_reader(fh.read, name, None, max_bytes, already=len(head))
+                raw = _read_checked(read, name, head)
             else:
                 # Replay the sniffed header in front of the rest: works for pipes, which cannot seek.
                 stream = io.BufferedReader(_Replay(head, fh))
@@ -176,10 +178,86 @@ def read_log(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_BYTES
     return _build(raw, name, compression)
 
 
-def _open_file(name: str) -> IO[bytes]:
-    """Open ``name`` for reading bytes; what a user can get wrong becomes a one-line InputError."""
+def display_path(path: str | os.PathLike[str]) -> str:
+    """``path`` as text that can be printed and stored: bytes that are not UTF-8 (a GBK ``构建日志``
+    file name on a UTF-8 system arrives as lone surrogates) are shown as ``\\xNN`` escapes.
+
+    A valid name is returned unchanged. The escaped form is for people; code that must find the file
+    again keeps the original (``os.fsencode`` gives its exact bytes).
+    """
+    text = os.fspath(path)
     try:
-        return open(name, "rb")  # the caller closes it in a with-block
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return os.fsencode(text).decode("utf-8", "backslashreplace")
+    return text
+
+
+def file_kind(mode: int) -> str:
+    """What a non-regular file is, for messages: "a FIFO", "a character device", ..."""
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def open_regular(path: str, name: str | None = None, *, max_bytes: int = DEFAULT_MAX_BYTES) -> IO[bytes]:
+    """Open a *regular* file of at most ``max_bytes`` for reading bytes, or raise ``InputError``.
+
+    The open is non-blocking, so a FIFO with no writer cannot hang it, and the kind and size come
+    from ``fstat`` of the opened descriptor (no race with a file swapped in between). This is what
+    the audit uses: a folder may hold FIFOs, sockets or a symlink to ``/dev/zero``; none is read.
+    """
+    name = name or display_path(path)
+    fh, st = _open_file(path, name, regular_only=True)
+    try:
+        _check_size(st, name, max_bytes)
+    except InputError:
+        fh.close()
+        raise
+    return fh
+
+
+def _check_size(st: os.stat_result, name: str, max_bytes: int) -> None:
+    """Refuse a regular file larger than the cap from its size, before reading a byte of it."""
+    if stat.S_ISREG(st.st_mode) and st.st_size > max_bytes:
+        raise InputError(f"{name}: {st.st_size} bytes is larger than the limit of {max_bytes}")
+
+
+def _read_checked(read: Callable[[int], bytes], name: str, head: bytes = b"") -> bytes:
+    """Read everything, refusing binary input after the first sample instead of after the whole cap."""
+    first = head + _read_up_to(read, _SAMPLE)
+    _refuse_binary_start(first, name)
+    return first + _read_all(read)
+
+
+def _refuse_binary_start(raw: bytes, name: str) -> None:
+    """NUL bytes near the start of input that is not UTF-16: binary (a model, /dev/zero, a sparse
+    file), refused now rather than after reading up to the size cap."""
+    if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) or _sniff_utf16(raw) is not None:
+        return
+    if b"\x00" in raw[:_SAMPLE]:
+        raise InputError(f"{name}: looks binary (NUL bytes near the start), not a text log")
+
+
+def _open_file(path: str, name: str, *, regular_only: bool = False) -> tuple[IO[bytes], os.stat_result]:
+    """Open ``path`` for reading bytes; what a user can get wrong becomes a one-line InputError.
+
+    The first open is non-blocking (a FIFO with no writer would block a plain ``open`` forever) and
+    the descriptor is ``fstat``-ed: directories, devices and sockets are refused (``/dev/zero`` or
+    ``/dev/urandom`` are endless, not logs). A FIFO is refused with ``regular_only``; otherwise
+    (``logscope parse <(zcat x.gz)``) it is reopened blocking, so the reader waits for its writer
+    as ``cat`` does.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
         raise InputError(f"{name}: no such file") from None
     except IsADirectoryError:
@@ -188,6 +266,21 @@ def _open_file(name: str) -> IO[bytes]:
         raise InputError(f"{name}: permission denied") from None
     except OSError as exc:
         raise InputError(f"{name}: cannot open: {_one_line(exc)}") from None
+    st = os.fstat(fd)
+    mode = st.st_mode
+    if stat.S_ISREG(mode) or (stat.S_ISFIFO(mode) and not regular_only):
+        if stat.S_ISFIFO(mode):
+            os.close(fd)
+            try:
+                return open(path, "rb"), st  # the caller closes it in a with-block
+            except OSError as exc:
+                raise InputError(f"{name}: cannot open: {_one_line(exc)}") from None
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb"), st
+    os.close(fd)
+    if stat.S_ISDIR(mode):
+        raise InputError(f"{name}: is a directory, not a log file")
+    raise InputError(f"{name}: is {file_kind(mode)}, not a regular file; not read")
 
 
 #: Block size of :class:`LogStream`: big enough that per-block work is noise, small enough to bound memory.
@@ -216,7 +309,8 @@ class LogStream:
         max_bytes: int = DEFAULT_MAX_BYTES,
         block_bytes: int = STREAM_BLOCK_BYTES,
     ) -> None:
-        self.path = os.fspath(path)
+        self._opened = os.fspath(path)
+        self.path = display_path(self._opened)
         self.max_bytes = max_bytes
         self.block_bytes = max(block_bytes, 1)
         self.encoding = "utf-8"
@@ -227,14 +321,15 @@ class LogStream:
 
     def __iter__(self) -> Iterator[tuple[list[str], list[int]]]:
         name = self.path
-        with _open_file(name) as fh:
+        fh, st = _open_file(self._opened, name)
+        with fh:
             try:
-                if stat.S_ISDIR(os.fstat(fh.fileno()).st_mode):
-                    raise InputError(f"{name}: is a directory, not a log file")
                 head = fh.read(_MAGIC_LEN)
             except OSError as exc:
                 raise InputError(f"{name}: read error: {_one_line(exc)}") from None
             self.compression = _sniff_compression(head)
+            if self.compression is None:
+                _check_size(st, name, self.max_bytes)
             source = io.BufferedReader(_Replay(head, fh))
             reader = source if self.compression is None else _open_decompressor(self.compression, source)
             read = _guarded_reader(reader.read, name, self.compression, self.max_bytes)
@@ -242,6 +337,7 @@ class LogStream:
 
     def _blocks(self, read: Callable[[int], bytes]) -> Iterator[tuple[list[str], list[int]]]:
         first = _read_up_to(read, max(self.block_bytes, _SAMPLE))
+        _refuse_binary_start(first, self.path)
         cut = first.rfind(b"\n") + 1
         more = _read_up_to(read, 1) if cut else b""
         if not more or not _streamable_start(first[:cut]):
@@ -459,7 +555,7 @@ def _decompress(stream: IO[bytes], kind: str, name: str, max_bytes: int) -> byte
     """
     try:
         with _open_decompressor(kind, stream) as dec:
-            return _read_all(_guarded_reader(dec.read, name, kind, max_bytes))
+            return _read_checked(_guarded_reader(dec.read, name, kind, max_bytes), name)
     except EOFError:
         raise InputError(f"{name}: truncated {kind} archive (ends before its end-of-stream marker)") from None
     except (OSError, zlib.error, lzma.LZMAError, ValueError) as exc:

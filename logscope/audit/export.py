@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 import pyarrow as pa
 
+from logscope.io import display_path
 from logscope.render.ci import LogFindings
 from logscope.rules import Finding, Severity
 
@@ -25,19 +26,22 @@ def stored_findings(db: str | os.PathLike[str], paths: Sequence[str]) -> list[Lo
     by_path: dict[str, list[Finding]] = {path: [] for path in paths}
     with Store(db, read_only=True) as store:
         con = store.con
-        con.register("_run_paths", pa.table({"path": pa.array(list(by_path), pa.string())}))
+        # Joined on the exact bytes of each path: names need not be UTF-8 (docs/audit.md).
+        keys = pa.array([os.fsencode(path) for path in by_path], pa.binary())
+        con.register("_run_paths", pa.table({"path_bytes": keys}))
         try:
             rows = con.execute(
-                "SELECT p.path, f.build_index, f.code, f.name, f.severity, f.message, f.line, f.lines, "
+                "SELECT p.path_bytes, f.build_index, f.code, f.name, f.severity, f.message, f.line, f.lines, "
                 "f.subject, f.evidence, f.hint "
-                "FROM _run_paths r JOIN paths p ON p.path = r.path "
+                "FROM _run_paths r JOIN paths p ON p.path_bytes = r.path_bytes "
                 "JOIN files fi ON fi.sha256 = p.sha256 "
                 "JOIN findings f ON f.file_id = fi.file_id "
                 "ORDER BY f.file_id, f.rowid"
             ).fetchall()
         finally:
             con.unregister("_run_paths")
-    for path, build, code, name, severity, message, line, lines, subject, evidence, hint in rows:
+    for path_bytes, build, code, name, severity, message, line, lines, subject, evidence, hint in rows:
+        path = os.fsdecode(bytes(path_bytes))
         by_path[path].append(
             Finding(
                 message=message,
@@ -50,7 +54,7 @@ def stored_findings(db: str | os.PathLike[str], paths: Sequence[str]) -> list[Lo
                 build_index=build,
                 code=code,
                 name=name,
-                source=path,
+                source=display_path(path),
             )
         )
-    return [LogFindings(path, findings) for path, findings in by_path.items()]
+    return [LogFindings(display_path(path), findings) for path, findings in by_path.items()]

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import stat
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -29,14 +30,16 @@ from typing import Any, Protocol
 
 import pyarrow as pa
 
-from logscope.errors import ConfigError
+from logscope.errors import ConfigError, LogscopeError
+from logscope.io import display_path, file_kind
 from logscope.rules import Config
 
 from .discover import DEFAULT_PATTERNS, discover
-from .store import KnownFile, KnownPath, Store
+from .store import KnownFile, KnownPath, Store, first_line, logscope_version, store_errors
 from .worker import FileResult, FileTask, RuleOverrides, audit_file, hash_file
 
 ENGINES = ("local", "dask")
+MAX_JOBS = 1024  # worker processes; more is a typo, not a machine
 
 
 @dataclass(frozen=True)
@@ -67,7 +70,9 @@ class AuditReport:
     to_audit: int = 0
     audited: int = 0  # files parsed in this run and committed
     statuses: Counter[str] = field(default_factory=Counter)
-    unreadable: int = 0
+    unreadable: int = 0  # paths that could not be read (missing, permission, a link loop)
+    skipped: int = 0  # not read on purpose: not a regular file (FIFO, device, socket) or over the size limit
+    stored_alone: int = 0  # files of a batch the store refused, then written one by one
     builds: int = 0
     findings: Counter[str] = field(default_factory=Counter)  # by severity
     rows: Counter[str] = field(default_factory=Counter)  # by table
@@ -95,6 +100,8 @@ class AuditReport:
             "audited": self.audited,
             "statuses": dict(self.statuses),
             "unreadable": self.unreadable,
+            "skipped": self.skipped,
+            "stored_alone": self.stored_alone,
             "builds": self.builds,
             "findings": dict(self.findings),
             "rows": dict(self.rows),
@@ -141,8 +148,12 @@ def audit(
     options = options or AuditOptions()
     if options.engine not in ENGINES:
         raise ConfigError(f"unknown engine {options.engine!r} (use {' or '.join(ENGINES)})")
-    if options.jobs < 1:
-        raise ConfigError(f"--jobs must be at least 1, not {options.jobs}")
+    if not 1 <= options.jobs <= MAX_JOBS:
+        raise ConfigError(f"--jobs: {options.jobs} is out of range (accepted: 1 to {MAX_JOBS})")
+    if not 1 <= options.batch_files <= MAX_JOBS * 1024:
+        raise ConfigError(
+            f"--commit-every: {options.batch_files} is out of range (accepted: 1 to {MAX_JOBS * 1024})"
+        )
     t0 = time.perf_counter()
     files = discover(paths, options.patterns)
     report = AuditReport(str(db), options.engine, options.jobs, discovered=len(files), paths=files)
@@ -192,9 +203,10 @@ def _close(results: Iterator[FileResult]) -> None:
 
 def _path_row(
     path: str, sha256: str | None, size: int | None, mtime_ns: int | None, error: str | None = None
-):
+) -> dict[str, Any]:
     return {
-        "path": path,
+        "path_bytes": os.fsencode(path),
+        "path": display_path(path),
         "sha256": sha256,
         "size_bytes": size,
         "mtime_ns": mtime_ns,
@@ -218,7 +230,7 @@ class _Writer:
         self.next_id = store.next_file_id()
         self.batch: list[tuple[dict[str, Any], dict[str, pa.Table]]] = []
         self.batch_paths: list[dict[str, Any]] = []
-        self.batch_replace: set[int] = set()
+        self.batch_replace: dict[str, int] = {}  # sha256 -> the stored file id its new row replaces
         self.batch_orphans: set[int] = set()
         self.batch_started = 0.0
         self.batch_results: list[FileResult] = []
@@ -239,7 +251,14 @@ class _Writer:
             try:
                 st = os.stat(path)
             except OSError as exc:
-                self._unreadable(path, f"{path}: cannot read: {exc.strerror or exc}")
+                self._unreadable(path, f"{display_path(path)}: cannot read: {exc.strerror or exc}")
+                continue
+            if not stat.S_ISREG(st.st_mode):
+                self._unreadable(
+                    path,
+                    f"{display_path(path)}: {file_kind(st.st_mode)}, not a regular file; not read",
+                    "skipped",
+                )
                 continue
             seen = self.paths.get(path)
             if (
@@ -255,7 +274,10 @@ class _Writer:
             try:
                 sha256 = hash_file(path)
             except OSError as exc:
-                self._unreadable(path, f"{path}: cannot read: {exc.strerror or exc}")
+                self._unreadable(path, f"{display_path(path)}: cannot read: {exc.strerror or exc}")
+                continue
+            except LogscopeError as exc:  # over the size limit, or swapped for a FIFO since the stat
+                self._unreadable(path, str(exc), "skipped")
                 continue
             if sha256 in pending:
                 self.copies.append((path, sha256, st))
@@ -270,9 +292,13 @@ class _Writer:
             self.flush()
         return tasks
 
-    def _unreadable(self, path: str, error: str) -> None:
-        self.report.unreadable += 1
-        self.report.failures.append((path, "unreadable", error))
+    def _unreadable(self, path: str, error: str, status: str = "unreadable") -> None:
+        """A path that is not read: a row in `paths` with the reason, and a failure in the report."""
+        if status == "skipped":
+            self.report.skipped += 1
+        else:
+            self.report.unreadable += 1
+        self.report.failures.append((display_path(path), status, error))
         self.batch_paths.append(_path_row(path, None, None, None, error))
 
     def _note_path(self, path: str, sha256: str, size: int, mtime_ns: int) -> None:
@@ -296,7 +322,7 @@ class _Writer:
                 pass  # the same content twice in one batch: keep the first
             else:
                 if old is not None:
-                    self.batch_replace.add(old.file_id)
+                    self.batch_replace[result.sha256] = old.file_id
                 row = dict(result.row, file_id=self.next_id)
                 self.contents[result.sha256] = KnownFile(self.next_id, result.status)
                 self.next_id += 1
@@ -312,7 +338,12 @@ class _Writer:
     def flush(self) -> None:
         if not (self.batch or self.batch_paths or self.batch_orphans):
             return
-        removed = self.store.write_batch(self.batch, self.batch_paths, self.batch_replace, self.batch_orphans)
+        try:
+            removed = self.store.write_batch(
+                self.batch, self.batch_paths, self.batch_replace.values(), self.batch_orphans
+            )
+        except store_errors():  # one file's rows the store refuses must not cost the others theirs
+            removed = self._write_each()
         # Counted only once committed: the report describes what the database holds.
         report = self.report
         report.removed += len(removed)
@@ -331,8 +362,41 @@ class _Writer:
         if self.progress is not None and self.batch:
             self.progress.committed(len(self.batch), self.committed)
         self.batch, self.batch_paths, self.batch_results = [], [], []
-        self.batch_replace, self.batch_orphans = set(), set()
+        self.batch_replace, self.batch_orphans = {}, set()
         self.batch_started = 0.0
+
+    def _write_each(self) -> list[int]:
+        """The batch again, one transaction per file; a file whose rows are still refused is stored as
+        `error` with the reason and no rows, so every file keeps its `files` row."""
+        removed: list[int] = []
+        by_sha = {row["sha256"]: (row, tables) for row, tables in self.batch}
+        path_rows: dict[str, list[dict[str, Any]]] = {}
+        others = []
+        for prow in self.batch_paths:
+            if prow["sha256"] in by_sha:
+                path_rows.setdefault(prow["sha256"], []).append(prow)
+            else:
+                others.append(prow)
+        kept = []
+        for sha, (row, tables) in by_sha.items():
+            replace = [self.batch_replace[sha]] if sha in self.batch_replace else []
+            paths = path_rows.get(sha, [])
+            try:
+                removed += self.store.write_batch([(row, tables)], paths, replace)
+            except store_errors() as exc:
+                reason = f"cannot store this file's rows: {type(exc).__name__}: {first_line(exc)}"
+                row = {
+                    k: row.get(k) for k in ("file_id", "sha256", "path", "path_bytes", "size_bytes", "mtime")
+                }
+                row |= {"status": "error", "error": reason, "logscope_version": logscope_version()}
+                tables = {}
+                removed += self.store.write_batch([(row, tables)], paths, replace)
+                self.contents[sha] = KnownFile(row["file_id"], "error")
+            self.report.stored_alone += 1
+            kept.append((row, tables))
+        self.batch = kept
+        removed += self.store.write_batch([], others, (), self.batch_orphans)
+        return removed
 
     def finish(self) -> None:
         for path, sha256, st in self.copies:  # copies of content audited in this run

@@ -14,11 +14,19 @@ Tables (docs/audit.md documents every column and gives example queries):
 
 Every file's rows are written in the same transaction as its `files` row, so the database never holds
 half a file: a run killed at any point leaves whole files, and the next run audits the rest.
+
+The store is recognised before anything is written: the table `logscope_store` (format and schema
+version) marks a database logscope created. A file that is not one (another DuckDB database, a SQLite
+file, any other bytes, an empty file) is refused with an `InputError` after reading only its header and,
+for DuckDB, its table list on a read-only connection; the file is left byte for byte as it was. A store
+of an older schema version is migrated in one transaction (`MIGRATIONS`); a newer one is refused.
+DuckDB never installs or loads an extension on its own here (no network access, ever).
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,8 +37,19 @@ import pyarrow as pa
 from logscope.analysis.diff import MEMORY_FIELDS, REUSE_FIELDS
 from logscope.errors import InputError
 from logscope.frames import BOOL, FLT, INT, OBJ, SCHEMAS, STR
+from logscope.io import display_path
 
-STORE_SCHEMA_VERSION = 1
+# 1: the first store (schema version in `meta` only). 2: `logscope_store` marker; `path_bytes` holds a
+# path's exact bytes (names need not be UTF-8) and keys `paths`; `path` is its printable form.
+STORE_SCHEMA_VERSION = 2
+STORE_FORMAT = "logscope-audit"
+MARKER_TABLE = "logscope_store"
+_MARKER_COLUMNS = "format VARCHAR, schema_version INTEGER, created_by VARCHAR"
+# No extension is ever fetched or loaded behind our back: a SQLite file given as --db must not make
+# DuckDB download its sqlite scanner.
+DUCKDB_CONFIG = {"autoinstall_known_extensions": False, "autoload_known_extensions": False}
+_DUCKDB_MAGIC = b"DUCK"  # at offset 8 of every DuckDB database file
+_SQLITE_MAGIC = b"SQLite format 3\x00"
 
 # Frames stored, in this order. Other frames (passes, progress, outliers, unparsed, MCU traces) stay in
 # the log files: `logscope parse --frames-out` writes them when they are needed.
@@ -44,6 +63,7 @@ _ARROW_TYPES = {
     "VARCHAR": pa.string(),
     "BOOLEAN": pa.bool_(),
     "TIMESTAMP": pa.timestamp("us"),
+    "BLOB": pa.binary(),
 }
 
 # Columns the audit adds to a frame's own (after `file_id`).
@@ -68,7 +88,8 @@ FINDINGS_COLUMNS: dict[str, str] = {
 FILES_COLUMNS: dict[str, str] = {
     "file_id": "BIGINT",
     "sha256": "VARCHAR",
-    "path": "VARCHAR",
+    "path": "VARCHAR",  # printable: bytes that are not UTF-8 shown as \xNN
+    "path_bytes": "BLOB",  # the exact bytes of the path
     "size_bytes": "BIGINT",
     "mtime": "TIMESTAMP",  # UTC
     "status": "VARCHAR",
@@ -91,7 +112,8 @@ FILES_COLUMNS: dict[str, str] = {
 }
 
 PATHS_COLUMNS: dict[str, str] = {
-    "path": "VARCHAR",
+    "path_bytes": "BLOB",  # the key: the exact bytes of the path
+    "path": "VARCHAR",  # printable: bytes that are not UTF-8 shown as \xNN
     "sha256": "VARCHAR",
     "size_bytes": "BIGINT",
     "mtime_ns": "BIGINT",
@@ -196,6 +218,116 @@ class KnownFile:
     status: str
 
 
+def inspect_store(path: Path) -> int | None:
+    """The schema version of the logscope store at `path`, or None when there is no file yet.
+
+    Raises `InputError` for anything else, having only read the file's header and (for a DuckDB
+    database) listed its tables on a read-only connection: nothing is written to a file that is not ours.
+    """
+    import duckdb
+
+    if not os.path.lexists(path):
+        return None
+    shown = display_path(path)
+    try:
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode):
+            raise InputError(f"{shown}: not a logscope audit database (not a regular file)")
+        with open(path, "rb") as fh:
+            head = fh.read(16)
+    except OSError as exc:
+        raise InputError(f"{shown}: cannot read the audit database: {exc.strerror or exc}") from None
+    refuse = f"{shown}: not a logscope audit database"
+    if not head:
+        raise InputError(f"{refuse} (an empty file); refusing to write to it (choose another --db)")
+    if head.startswith(_SQLITE_MAGIC):
+        raise InputError(f"{refuse} (a SQLite database); refusing to touch it (choose another --db)")
+    if head[8:12] != _DUCKDB_MAGIC:
+        raise InputError(f"{refuse} (not a DuckDB file); refusing to touch it (choose another --db)")
+    try:
+        con = duckdb.connect(str(path), read_only=True, config=dict(DUCKDB_CONFIG))
+    except duckdb.Error as exc:
+        raise InputError(f"{shown}: cannot open the audit database: {first_line(exc)}") from None
+    try:
+        return _store_version(con, refuse)
+    finally:
+        con.close()
+
+
+def _store_version(con: Any, refuse: str) -> int:
+    """The version a read-only connection's database declares, or `InputError` if it is not a store."""
+    tables = {
+        r[0]: r[1]
+        for r in con.execute(
+            "SELECT table_name, table_type FROM information_schema.tables WHERE table_schema = 'main'"
+        ).fetchall()
+    }
+    if tables.get(MARKER_TABLE) == "BASE TABLE":
+        try:
+            row = con.execute(f"SELECT format, schema_version FROM {MARKER_TABLE}").fetchone()
+        except Exception:  # a table of that name with other columns: not ours
+            row = None
+        if row is None or row[0] != STORE_FORMAT:
+            raise InputError(f"{refuse} (its {MARKER_TABLE} table is not logscope's); refusing to touch it")
+        version = int(row[1])
+        if version > STORE_SCHEMA_VERSION:
+            raise InputError(
+                f"{refuse.split(':')[0]}: written by a newer logscope (store schema {version}, this version "
+                f"reads up to {STORE_SCHEMA_VERSION}); upgrade logscope or choose another --db"
+            )
+        return version
+    if _is_version_1(con, tables):
+        return 1
+    listed = ", ".join(sorted(tables)[:6]) or "no tables"
+    raise InputError(
+        f"{refuse} (a DuckDB database logscope did not create: {listed}); refusing to touch it "
+        "(choose another --db)"
+    )
+
+
+_V1_FILES = set(FILES_COLUMNS) - {"path_bytes"}
+_V1_PATHS = set(PATHS_COLUMNS) - {"path_bytes"}
+
+
+def _is_version_1(con: Any, tables: Mapping[str, str]) -> bool:
+    """A store written before the marker table: `meta` says schema 1 and `files`/`paths` have its
+    columns (every one of them, so a foreign `files(x int)` does not pass)."""
+    if not all(tables.get(t) == "BASE TABLE" for t in ("meta", "files", "paths")):
+        return False
+    try:
+        row = con.execute("SELECT value FROM meta WHERE key = 'store_schema_version'").fetchone()
+    except Exception:
+        return False
+    if row is None or row[0] != "1":
+        return False
+    columns: dict[str, set[str]] = {}
+    for table, column in con.execute(
+        "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = 'main'"
+    ).fetchall():
+        columns.setdefault(table, set()).add(column)
+    files, paths = columns.get("files", set()), columns.get("paths", set())
+    return files >= _V1_FILES and paths >= _V1_PATHS
+
+
+def _migrate_1_to_2(con: Any) -> None:
+    """Schema 1 -> 2: `path_bytes` (the path's exact bytes; schema 1 could only hold UTF-8 names, so
+    they are the UTF-8 encoding of `path`) in `files`, and as the key of a rebuilt `paths`."""
+    con.execute("ALTER TABLE files ADD COLUMN path_bytes BLOB")
+    con.execute("UPDATE files SET path_bytes = encode(path)")
+    cols = ", ".join(
+        f'"{c}" {t}' + (" PRIMARY KEY" if c == "path_bytes" else "") for c, t in PATHS_COLUMNS.items()
+    )
+    con.execute(f"CREATE TABLE paths_v2 ({cols})")
+    rest = ", ".join(c for c in PATHS_COLUMNS if c != "path_bytes")
+    con.execute(f"INSERT INTO paths_v2 (path_bytes, {rest}) SELECT encode(path), {rest} FROM paths")
+    con.execute("DROP TABLE paths")
+    con.execute("ALTER TABLE paths_v2 RENAME TO paths")
+
+
+# Each step takes a store of version `key` to `key + 1`, inside the opening transaction.
+MIGRATIONS = {1: _migrate_1_to_2}
+
+
 class Store:
     """A DuckDB audit database opened for writing (one writer; DuckDB locks the file)."""
 
@@ -203,44 +335,75 @@ class Store:
         import duckdb
 
         self.path = Path(path)
-        if read_only and not self.path.is_file():
-            raise InputError(f"{self.path}: no such audit database")
+        shown = display_path(self.path)
+        version = inspect_store(self.path)  # refuses a foreign file before anything is written
+        if read_only and version is None:
+            raise InputError(f"{shown}: no such audit database")
         if not read_only:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            _make_parent(self.path)
         try:
-            self.con = duckdb.connect(str(self.path), read_only=read_only)
-        except duckdb.IOException as exc:  # locked by another writer, not a database, unreadable
-            raise InputError(f"{self.path}: cannot open the audit database: {_first_line(exc)}") from None
+            self.con = duckdb.connect(str(self.path), read_only=read_only, config=dict(DUCKDB_CONFIG))
+        except duckdb.IOException as exc:  # locked by another writer, unreadable, a read-only folder
+            raise InputError(f"{shown}: cannot open the audit database: {first_line(exc)}") from None
         except duckdb.Error as exc:
-            raise InputError(f"{self.path}: not an audit database: {_first_line(exc)}") from None
+            raise InputError(f"{shown}: not an audit database: {first_line(exc)}") from None
         self.read_only = read_only
+        self.version = version or STORE_SCHEMA_VERSION
         self.columns = table_columns()
-        if read_only:
-            self._check_schema()
-        else:
-            self._create()
+        if not read_only:
+            try:
+                self._create(version)
+            except duckdb.Error as exc:
+                self.con.close()
+                raise InputError(f"{shown}: cannot write the audit database: {first_line(exc)}") from None
 
     # ------------------------------------------------------------------ schema
-    def _create(self) -> None:
+    def _create(self, version: int | None) -> None:
         con = self.con
         con.execute("BEGIN")
-        con.execute("CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR)")
-        row = con.execute("SELECT value FROM meta WHERE key = 'store_schema_version'").fetchone()
-        if row is None:
-            con.execute("INSERT INTO meta VALUES ('store_schema_version', ?)", [str(STORE_SCHEMA_VERSION)])
-        elif int(row[0]) > STORE_SCHEMA_VERSION:
+        try:
+            if version is None:
+                con.execute("CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR)")
+                con.execute(
+                    "INSERT INTO meta VALUES ('store_schema_version', ?)", [str(STORE_SCHEMA_VERSION)]
+                )
+                con.execute(f"CREATE TABLE {MARKER_TABLE} ({_MARKER_COLUMNS})")
+                con.execute(
+                    f"INSERT INTO {MARKER_TABLE} VALUES (?, ?, ?)",
+                    [STORE_FORMAT, STORE_SCHEMA_VERSION, f"logscope {logscope_version()}"],
+                )
+            else:
+                for step in range(version, STORE_SCHEMA_VERSION):
+                    MIGRATIONS[step](con)
+                if version < STORE_SCHEMA_VERSION:
+                    self._mark_version()
+            # sha256 is unique by construction (the single writer checks it); no index: DuckDB checks
+            # index constraints eagerly, which would refuse a delete and re-insert of one key in a
+            # transaction.
+            self._ensure_table("files", FILES_COLUMNS, primary="file_id")
+            self._ensure_table("paths", PATHS_COLUMNS, primary="path_bytes")
+            for name, columns in self.columns.items():
+                self._ensure_table(name, {"file_id": "BIGINT"} | columns)
+            con.execute(BUILD_METRICS_VIEW)
+            con.execute("COMMIT")
+        except BaseException:
             con.execute("ROLLBACK")
-            raise InputError(
-                f"{self.path}: written by a newer logscope (store schema {row[0]} > {STORE_SCHEMA_VERSION})"
-            )
-        # sha256 is unique by construction (the single writer checks it); no index: DuckDB checks index
-        # constraints eagerly, which would refuse a delete and re-insert of one key in a transaction.
-        self._ensure_table("files", FILES_COLUMNS, primary="file_id")
-        self._ensure_table("paths", PATHS_COLUMNS, primary="path")
-        for name, columns in self.columns.items():
-            self._ensure_table(name, {"file_id": "BIGINT"} | columns)
-        con.execute(BUILD_METRICS_VIEW)
-        con.execute("COMMIT")
+            raise
+        self.version = STORE_SCHEMA_VERSION
+
+    def _mark_version(self) -> None:
+        """Record the current version in the marker and in `meta` (which logscope before the marker
+        reads: it refuses a store whose `meta` version is newer than its own)."""
+        con = self.con
+        con.execute(f"CREATE TABLE IF NOT EXISTS {MARKER_TABLE} ({_MARKER_COLUMNS})")
+        con.execute(f"DELETE FROM {MARKER_TABLE}")
+        con.execute(
+            f"INSERT INTO {MARKER_TABLE} VALUES (?, ?, ?)",
+            [STORE_FORMAT, STORE_SCHEMA_VERSION, f"logscope {logscope_version()}"],
+        )
+        con.execute(
+            "UPDATE meta SET value = ? WHERE key = 'store_schema_version'", [str(STORE_SCHEMA_VERSION)]
+        )
 
     def _ensure_table(self, name: str, columns: Mapping[str, str], primary: str | None = None) -> None:
         """Create the table, or add the columns a newer frame schema declares (never drops any)."""
@@ -260,17 +423,12 @@ class Store:
             if column not in existing:
                 self.con.execute(f'ALTER TABLE {name} ADD COLUMN "{column}" {sql_type}')
 
-    def _check_schema(self) -> None:
-        tables = {
-            r[0] for r in self.con.execute("SELECT table_name FROM information_schema.tables").fetchall()
-        }
-        if not {"files", "builds", "meta"} <= tables:
-            raise InputError(f"{self.path}: not a logscope audit database (no files/builds tables)")
-
     # ------------------------------------------------------------------ reading
     def known_paths(self) -> dict[str, KnownPath]:
-        rows = self.con.execute("SELECT path, sha256, size_bytes, mtime_ns FROM paths").fetchall()
-        return {p: KnownPath(s, z, m) for p, s, z, m in rows}
+        """Every recorded path, keyed by the name as the operating system gives it (`os.fsdecode` of
+        its exact bytes, so a name that is not UTF-8 finds its row again)."""
+        rows = self.con.execute("SELECT path_bytes, sha256, size_bytes, mtime_ns FROM paths").fetchall()
+        return {os.fsdecode(bytes(p)): KnownPath(s, z, m) for p, s, z, m in rows}
 
     def known_files(self) -> dict[str, KnownFile]:
         rows = self.con.execute("SELECT sha256, file_id, status FROM files").fetchall()
@@ -328,10 +486,10 @@ class Store:
                 table = pa.Table.from_pylist(path_rows, schema=arrow_schema(PATHS_COLUMNS))
                 con.register("_paths_batch", table)
                 cols = ", ".join(PATHS_COLUMNS)
-                updates = ", ".join(f"{c} = excluded.{c}" for c in PATHS_COLUMNS if c != "path")
+                updates = ", ".join(f"{c} = excluded.{c}" for c in PATHS_COLUMNS if c != "path_bytes")
                 con.execute(
                     f"INSERT INTO paths ({cols}) SELECT {cols} FROM _paths_batch "
-                    f"ON CONFLICT (path) DO UPDATE SET {updates}"
+                    f"ON CONFLICT (path_bytes) DO UPDATE SET {updates}"
                 )
                 con.unregister("_paths_batch")
             orphans = self.orphaned(maybe_orphaned)
@@ -391,6 +549,39 @@ class Store:
         self.close()
 
 
-def _first_line(exc: BaseException) -> str:
+def _make_parent(path: Path) -> None:
+    """Create the database's folder; a path under a regular file or in a folder that cannot be
+    written is an `InputError` naming it."""
+    parent = path.parent
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise InputError(
+            f"{display_path(path)}: cannot create the audit database: a parent is a file, not a folder"
+        ) from None
+    except OSError as exc:
+        raise InputError(
+            f"{display_path(path)}: cannot create the audit database: {exc.strerror or exc}"
+        ) from None
+    if not os.access(parent, os.W_OK):
+        raise InputError(
+            f"{display_path(path)}: cannot create the audit database: {display_path(parent)} is not writable"
+        )
+
+
+def logscope_version() -> str:
+    from logscope import __version__
+
+    return __version__
+
+
+def store_errors() -> tuple[type[BaseException], ...]:
+    """What a write can raise for the data of one file (a value arrow or DuckDB cannot hold)."""
+    import duckdb
+
+    return (duckdb.Error, ValueError, TypeError, UnicodeError, pa.ArrowException)
+
+
+def first_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return text[0] if text else type(exc).__name__

@@ -24,11 +24,11 @@ import pyarrow as pa
 
 from logscope.api import parse
 from logscope.errors import LogscopeError
-from logscope.io import LogStream
+from logscope.io import DEFAULT_MAX_BYTES, LogStream, display_path, open_regular
 from logscope.model import ParsedLog
 from logscope.rules import Config, analyze_log, resolve_config, worst_severity
 
-from .store import FRAME_TABLES, arrow_schema, table_columns
+from .store import FRAME_TABLES, arrow_schema, logscope_version, table_columns
 
 _HASH_BLOCK = 1 << 20
 # Lines searched for the time the log was written, and how much of the file is read for them.
@@ -102,14 +102,17 @@ def audit_file(task: FileTask) -> FileResult:
         st = os.stat(path)
         sha256 = hash_file(path)
     except OSError as exc:
-        reason = f"{path}: cannot read: {exc.strerror or exc}"
-        return FileResult(path, task.sha256 or "", "rejected", reason, {}, {}, 0, 0)
+        reason = f"{display_path(path)}: cannot read: {exc.strerror or exc}"
+        return FileResult(path, "", "rejected", reason, {}, {}, 0, 0)
+    except LogscopeError as exc:  # not a regular file any more, or over the size limit
+        return FileResult(path, "", "rejected", _one_line(str(exc)), {}, {}, 0, 0)
     row: dict[str, Any] = {
         "sha256": sha256,
-        "path": path,
+        "path": display_path(path),
+        "path_bytes": os.fsencode(path),
         "size_bytes": st.st_size,
         "mtime": dt.datetime.fromtimestamp(st.st_mtime, dt.UTC).replace(tzinfo=None),
-        "logscope_version": _version(),
+        "logscope_version": logscope_version(),
         "parsed_at": dt.datetime.now(dt.UTC).replace(tzinfo=None),
     }
     t0 = time.perf_counter()
@@ -134,12 +137,19 @@ def audit_file(task: FileTask) -> FileResult:
     return FileResult(path, sha256, status, error, row, tables, st.st_size, st.st_mtime_ns)
 
 
-def hash_file(path: str) -> str:
-    """SHA-256 of the file's bytes as stored (a .gz is hashed compressed): the audit's content key."""
+def hash_file(path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> str:
+    """SHA-256 of the file's bytes as stored (a .gz is hashed compressed): the audit's content key.
+
+    Only a regular file of at most `max_bytes` is read (`InputError` otherwise, before reading): a
+    FIFO, a device or a 3 GB sparse file found in an audited folder must not hang or stall the run.
+    At most `max_bytes` are read even if the file grows while it is hashed.
+    """
     digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while block := fh.read(_HASH_BLOCK):
+    left = max_bytes
+    with open_regular(path, max_bytes=max_bytes) as fh:
+        while left > 0 and (block := fh.read(min(_HASH_BLOCK, left))):
             digest.update(block)
+            left -= len(block)
     return digest.hexdigest()
 
 
@@ -151,12 +161,6 @@ def _config_for(task: FileTask) -> Config:
     if config is None:
         config = _CONFIGS[folder] = resolve_config(None, Path(task.path))
     return task.overrides.apply(config)
-
-
-def _version() -> str:
-    from logscope import __version__
-
-    return __version__
 
 
 def _log_info(log: ParsedLog) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from logscope.reference.costs import OpCost, activation_bytes, check_dtype, op_costs
+from logscope.reference.errors import ReferenceOptionError
 from logscope.reference.frames import build_reference_frame, frame_records
 from logscope.reference.fusion import FusionChain, find_fusions
 from logscope.reference.graph import ELEM_BYTES, RefGraph, build_graph
@@ -33,6 +34,11 @@ if TYPE_CHECKING:
 SCHEMA_VERSION = 1
 
 
+# Offsets aligned to more than 1 MiB are not an allocator's; a bigger value is a typo that would only
+# inflate every figure.
+MAX_ALIGNMENT = 1 << 20
+
+
 @dataclass(frozen=True)
 class ReferenceOptions:
     """What to assume about the deployment. Defaults: int8 on RK3588, no in-place, byte alignment."""
@@ -45,6 +51,18 @@ class ReferenceOptions:
     quirks: frozenset[str] = frozenset()
     input_slot: bool = True
     limits: LoadLimits = field(default_factory=LoadLimits)
+
+    def __post_init__(self) -> None:
+        alignment = self.alignment
+        if (
+            isinstance(alignment, bool)
+            or not isinstance(alignment, int)
+            or not 1 <= alignment <= MAX_ALIGNMENT
+        ):
+            shown = str(alignment) if len(str(alignment)) <= 40 else f"a {len(str(alignment))}-digit number"
+            raise ReferenceOptionError(
+                f"--alignment: {shown} is out of range (accepted: 1 to {MAX_ALIGNMENT})"
+            )
 
     def rknn(self) -> RknnOptions:
         return RknnOptions(

@@ -9,7 +9,8 @@ overlap in memory, and its total is the high-water mark max(offset + size).
 - `lower_bound`: max over steps of the bytes live at that step; no offset plan can beat it.
 - `plan_greedy_by_size`: records by non-increasing size, each into the smallest gap between the
   placed records that conflict with it (best fit), else above the highest of them — TFLite's
-  `SimpleMemoryArena::Allocate` / the paper's Greedy-by-Size for offsets.
+  `SimpleMemoryArena::Allocate` / the paper's Greedy-by-Size for offsets. The conflicting records come
+  from an interval index, not a scan of all placed ones (O(n log n) for a chain, not O(n²)).
 - `plan_first_fit`: records in execution order (by `first`), each at the lowest gap that fits among
   the records still live — an online allocator with no look-ahead, the scheme RKNN's runtime follows.
 
@@ -126,18 +127,84 @@ def place_record(
 
 
 def plan_greedy_by_size(records: Sequence[Record], alignment: int = 1) -> Plan:
-    """Greedy-by-Size with best fit (Pisarchyk & Lee 2020; TFLite's arena planner)."""
+    """Greedy-by-Size with best fit (Pisarchyk & Lee 2020; TFLite's arena planner).
+
+    Only the placed records that conflict in time with a record decide its offset; an `_IntervalIndex`
+    finds them in O(log steps + conflicts) instead of scanning every placed record (all-pairs checks
+    made a 10,000-op chain take 13 s and 200,000 ops minutes). Offsets are identical to the scan's:
+    `place_record` sees the same conflicting records in the same (offset, index) order.
+    """
     order = sorted(range(len(records)), key=lambda i: (-records[i].size, records[i].first, i))
     offsets = [0] * len(records)
-    placed: list[tuple[int, int, Record]] = []  # (offset, index, record), sorted by offset
+    index = _IntervalIndex(_span(records))
     for i in order:
         r = records[i]
         if r.size == 0:
             continue
-        off = place_record(r, placed, alignment, best_fit=True)
+        conflicting = index.overlapping(r.first, r.last)
+        conflicting.sort(key=_offset_then_index)
+        off = place_record(r, conflicting, alignment, best_fit=True)
         offsets[i] = off
-        bisect.insort(placed, (off, i, r))
+        index.add(r.first, r.last, (off, i, r))
     return Plan("greedy_by_size", tuple(offsets), _total(records, offsets))
+
+
+def _offset_then_index(entry: tuple[int, int, Record]) -> tuple[int, int]:
+    return entry[0], entry[1]
+
+
+class _IntervalIndex:
+    """Entries with an inclusive step interval, found by the intervals that intersect a query.
+
+    `cover` is a segment tree over the steps, kept as a sparse map node -> entries: an entry sits in
+    the O(log n) canonical nodes its interval decomposes into, so the nodes on the path from the root
+    to a step hold exactly the entries live at that step. `starts` lists the entries by first step. An
+    interval [a, b] meets an entry iff the entry is live at a, or starts in (a, b]; the two sets are
+    disjoint, so each entry is returned once. Memory is O(n log steps); a query costs
+    O(log steps + (b - a) + entries returned), the interval's length being what `high_water_curve`
+    pays for the same record anyway.
+    """
+
+    def __init__(self, steps: int) -> None:
+        size = 1
+        while size < max(steps, 1):
+            size *= 2
+        self.size = size
+        self.cover: dict[int, list[tuple[int, int, Record]]] = {}
+        self.starts: dict[int, list[tuple[int, int, Record]]] = {}
+
+    def add(self, first: int, last: int, entry: tuple[int, int, Record]) -> None:
+        cover = self.cover
+        lo, hi = first + self.size, last + self.size + 1
+        while lo < hi:
+            if lo & 1:
+                cover.setdefault(lo, []).append(entry)
+                lo += 1
+            if hi & 1:
+                hi -= 1
+                cover.setdefault(hi, []).append(entry)
+            lo >>= 1
+            hi >>= 1
+        self.starts.setdefault(first, []).append(entry)
+
+    def overlapping(self, first: int, last: int) -> list[tuple[int, int, Record]]:
+        """The entries whose interval meets [first, last] (steps past the index's end hold nothing)."""
+        out: list[tuple[int, int, Record]] = []
+        last = min(last, self.size - 1)
+        if first > last:
+            return out
+        cover, starts = self.cover, self.starts
+        node = first + self.size
+        while node:  # live at `first`
+            found = cover.get(node)
+            if found:
+                out.extend(found)
+            node >>= 1
+        for step in range(first + 1, last + 1):  # starting in (first, last]
+            found = starts.get(step)
+            if found:
+                out.extend(found)
+        return out
 
 
 def plan_first_fit(records: Sequence[Record], alignment: int = 1, planner: str = "first_fit") -> Plan:

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from logscope.model import ParsedLog
+from logscope.outputs import frame_file
 
 
 def write_frames(log: ParsedLog, folder: Path, fmt: str) -> list[Path]:
@@ -19,7 +20,7 @@ def write_frames(log: ParsedLog, folder: Path, fmt: str) -> list[Path]:
                 out[column] = out[column].map(
                     lambda v: None if v is None else json.dumps(v, ensure_ascii=False)
                 )
-        path = folder / f"{name}.{fmt}"
+        path = frame_file(folder, name, fmt)
         if fmt == "csv":
             out.to_csv(path, index=False)
         else:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from logscope.outputs import frame_file
 from logscope.reference import CheckResult, ReferenceResult
 from logscope.reference.frames import opt_int
 from logscope.render.summary import _finding_counts, _finding_text, human_bytes
@@ -180,7 +181,7 @@ def write_reference_frames(frames: dict[str, pd.DataFrame], folder: Path, fmt: s
     folder.mkdir(parents=True, exist_ok=True)
     written = []
     for name, frame in frames.items():
-        path = folder / f"{name}.{fmt}"
+        path = frame_file(folder, name, fmt)
         if fmt == "csv":
             frame.to_csv(path, index=False)
         else:

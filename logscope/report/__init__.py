@@ -22,6 +22,7 @@ from logscope.report.content import (
     verdict,
 )
 from logscope.report.render import (
+    markdown_images,
     md_text,
     render_compact,
     render_html,
@@ -47,6 +48,14 @@ def report_format(path: Path) -> str:
             f"{path}: cannot tell the report format from {path.suffix or 'no suffix'!r} "
             "(use .html, .md or .json)"
         ) from None
+
+
+def report_files(report: Report, path: str | Path, *, compact: bool = False) -> list[Path]:
+    """Every file `write_report` writes for these arguments (the report, and a Markdown report's images)."""
+    target = Path(path)
+    if report_format(target) != "markdown" or compact:
+        return [target]
+    return [target, *markdown_images(report, target).values()]
 
 
 def write_report(
@@ -91,6 +100,7 @@ __all__ = [
     "render_json",
     "render_markdown",
     "report_dict",
+    "report_files",
     "report_format",
     "verdict",
     "write_report",

@@ -333,13 +333,23 @@ def _table_dict(table: Table) -> dict[str, Any]:
 # ------------------------------------------------------------------------------------------ writing
 
 
+def markdown_images(report: Report, path: Path) -> dict[tuple[int, str], Path]:
+    """The images a Markdown report writes beside `path`, by (file number, plot kind)."""
+    return {
+        (number, spec.kind): path.with_name(f"{path.stem}-{number}-{spec.kind}.png")
+        for number, file in enumerate(report.files, 1)
+        for spec in file.plots
+    }
+
+
 def write_markdown(report: Report, path: Path, *, dpi: int = PLOT_DPI) -> list[Path]:
     """`path` and its images beside it (`<stem>-<file number>-<kind>.png`); returns every path written."""
     written: list[Path] = []
     names: dict[tuple[int, str], str] = {}
+    images = markdown_images(report, path)
     for number, file in enumerate(report.files, 1):
         for spec in file.plots:
-            image = path.with_name(f"{path.stem}-{number}-{spec.kind}.png")
+            image = images[(number, spec.kind)]
             image.write_bytes(render_plot(file, spec, "png", dpi))
             names[(number, spec.kind)] = image.name
             written.append(image)

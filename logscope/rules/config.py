@@ -17,18 +17,24 @@ warn_below = 0.8
 ```
 
 Validation is strict: an unknown key, rule, option, severity or target is a `ConfigError` that names
-it and where it came from (the CLI turns it into exit code 2).
+it and where it came from (the CLI turns it into exit code 2). Every number is checked against its
+range (`option_range`): finite (TOML has `nan` and `inf`), never negative, and at most a sane maximum,
+so a threshold cannot silently switch a rule off and a 400-digit value cannot overflow later. The
+file itself must be UTF-8 TOML of at most 1 MiB (a UTF-16 copy or a stray `\xff` byte is an error that
+says so) and nest at most `MAX_TOML_DEPTH` tables deep.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 import tomllib
 import types
 import typing
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -43,18 +49,69 @@ _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(B|KB|KiB|K|MB|MiB|M|GB|GiB|G)?\s*$",
 _UNITS = {"b": 1, "k": 1024, "kb": 1024, "kib": 1024, "m": 1024**2, "mb": 1024**2, "mib": 1024**2}
 _UNITS |= {"g": 1024**3, "gb": 1024**3, "gib": 1024**3}
 
+# Sane maxima: a memory size (an SRAM budget, a `*_bytes` option) of at most 1 TiB, a count of at most a
+# billion, a ratio or rate of at most a million; shares (`*_share`) are fractions of 1.
+MAX_SIZE_BYTES = 1 << 40
+MAX_COUNT = 10**9
+MAX_RATIO = 1e6
+# Config files are small; a bigger one, or one nested deeper than this, is not a logscope config.
+MAX_CONFIG_BYTES = 1 << 20
+MAX_TOML_DEPTH = 32
+
 
 def parse_size(text: str | int) -> int:
-    """`"320KiB"` -> 327680. KB/MB are binary, as in the RKNN and MCU logs logscope reads."""
+    """`"320KiB"` -> 327680. KB/MB are binary, as in the RKNN and MCU logs logscope reads.
+
+    Sizes are whole bytes from 0 to `MAX_SIZE_BYTES` (1 TiB); the number is read exactly (a 400-digit
+    value is out of range, not an overflow)."""
+    accepted = f"accepted: 0 to {MAX_SIZE_BYTES} bytes, e.g. 320KiB, 10MiB, 65536"
     if isinstance(text, bool):
-        raise ValueError(f"not a size: {text!r}")
+        raise ValueError(f"not a size: {text!r} ({accepted})")
     if isinstance(text, int):
-        return text
-    match = _SIZE.match(str(text))
-    if not match:
-        raise ValueError(f"not a size: {text!r} (e.g. 320KiB, 10MiB, 65536)")
-    number, unit = float(match.group(1)), (match.group(2) or "b").lower()
-    return round(number * _UNITS[unit])
+        value = text
+    else:
+        match = _SIZE.match(str(text))
+        if not match:
+            raise ValueError(f"not a size: {_short(text)} ({accepted})")
+        number, unit = Fraction(match.group(1)), (match.group(2) or "b").lower()
+        value = round(number * _UNITS[unit])
+    if not 0 <= value <= MAX_SIZE_BYTES:
+        raise ValueError(f"{_short(text)} is out of range ({accepted})")
+    return value
+
+
+def _short(value: Any) -> str:
+    """A value for a message: a 400-digit number is cut, not printed whole."""
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:20]}...{text[-8:]} ({len(text)} characters)"
+
+
+def option_range(name: str, kind: type) -> tuple[float, float]:
+    """The accepted range of a rule option (and of a command-line number of the same kind)."""
+    if name.endswith("_bytes"):
+        return 0, MAX_SIZE_BYTES
+    if kind is float:
+        return (0.0, 1.0) if name.endswith("_share") else (0.0, MAX_RATIO)
+    return 0, MAX_COUNT
+
+
+def check_number(value: Any, where: str, minimum: float, maximum: float, *, integer: bool = False) -> Any:
+    """`value` if it is a finite number (an integer with `integer`) in [minimum, maximum], else a
+    `ConfigError` naming `where` (the file and key, or the option) and the accepted range."""
+    accepted = f"accepted: {_bound(minimum)} to {_bound(maximum)}"
+    kind = "an integer" if integer else "a number"
+    ok_type = isinstance(value, int) if integer else isinstance(value, int | float)
+    if isinstance(value, bool) or not ok_type:
+        raise ConfigError(f"{where}: expected {kind}, got {_short(value)} ({accepted})")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ConfigError(f"{where}: {value!r} is not a finite number ({accepted})")
+    if not minimum <= value <= maximum:
+        raise ConfigError(f"{where}: {_short(value)} is out of range ({accepted})")
+    return value
+
+
+def _bound(value: float) -> str:
+    return f"{value:g}" if isinstance(value, float) and not value.is_integer() else str(int(value))
 
 
 @dataclass(frozen=True)
@@ -134,7 +191,7 @@ def find_config(start: Path) -> Path | None:
             path = candidate / name
             if not path.is_file():
                 continue
-            if name == "logscope.toml" or "logscope" in _read_toml(path).get("tool", {}):
+            if name == "logscope.toml" or "logscope" in _tool_table(_read_toml(path), path):
                 return path
     return None
 
@@ -143,9 +200,11 @@ def load_config(path: Path) -> Config:
     """Read and validate one configuration file."""
     data = _read_toml(path)
     if path.name == "pyproject.toml":
-        table = data.get("tool", {}).get("logscope")
+        table = _tool_table(data, path).get("logscope")
         if table is None:
             raise ConfigError(f"{path}: no [tool.logscope] table")
+        if not isinstance(table, Mapping):
+            raise ConfigError(f"{path}: tool.logscope must be a table, not {_short(table)}")
         return config_from_mapping(table, f"{path} [tool.logscope]")
     return config_from_mapping(data, str(path))
 
@@ -223,6 +282,14 @@ def _rule_settings(rule: Rule, table: Mapping[str, Any], where: str) -> RuleSett
     return RuleSettings(severity=severity, options=options)
 
 
+def _tool_table(data: Mapping[str, Any], path: Path) -> Mapping[str, Any]:
+    """`[tool]` of a pyproject.toml; `tool = "logscope"` (a string, not a table) is an error."""
+    tool = data.get("tool", {})
+    if not isinstance(tool, Mapping):
+        raise ConfigError(f"{path}: tool must be a table ([tool.logscope]), not {_short(tool)}")
+    return tool
+
+
 def _coerce(value: Any, annotation: Any, name: str, where: str) -> Any:
     """Check a TOML value against an option's type; sizes (`*_bytes`) also accept `"10MiB"`."""
     args = typing.get_args(annotation)
@@ -239,10 +306,10 @@ def _coerce(value: Any, annotation: Any, name: str, where: str) -> Any:
             if name.endswith("_bytes") and isinstance(value, str | int) and not isinstance(value, bool):
                 return parse_size(value)
             if isinstance(value, int) and not isinstance(value, bool):
-                return value
+                return check_number(value, where, *option_range(name, int), integer=True)
         elif base is float:
             if isinstance(value, int | float) and not isinstance(value, bool):
-                return float(value)
+                return float(check_number(value, where, *option_range(name, float)))
         elif base is str:
             if isinstance(value, str):
                 return value
@@ -260,13 +327,51 @@ def _type_name(annotation: Any) -> str:
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
+    """The TOML at `path`; every way it can be wrong is a one-line `ConfigError` naming the file."""
     try:
         with path.open("rb") as handle:
-            return tomllib.load(handle)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+            raw = handle.read(MAX_CONFIG_BYTES + 1)
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{path}: larger than {MAX_CONFIG_BYTES} bytes, not a logscope configuration")
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")) or (len(raw) > 1 and b"\x00" in raw[:2]):
+        raise ConfigError(f"{path}: UTF-16 text; TOML files are UTF-8 (save it as UTF-8)")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise ConfigError(
+            f"{path}: not UTF-8 (byte 0x{raw[exc.start]:02x} on line {line}); TOML files are UTF-8"
+        ) from None
+    depth = _nesting(text)
+    if depth > MAX_TOML_DEPTH:
+        raise ConfigError(f"{path}: nested {depth} levels deep (accepted: at most {MAX_TOML_DEPTH})")
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {_first_line(str(exc))}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: nested too deeply (accepted: at most {MAX_TOML_DEPTH} levels)") from None
+
+
+def _nesting(text: str) -> int:
+    """An upper bound of how deep arrays and inline tables nest (brackets counted outside nothing
+    smarter than a running count: strings with brackets only make it larger, never smaller than the
+    truth), so `a = [[[[...]]]]` is refused before the parser recurses through it."""
+    depth = deepest = 0
+    for char in text:
+        if char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth = max(0, depth - 1)
+    return deepest
+
+
+def _first_line(text: str) -> str:
+    lines = text.strip().splitlines()
+    return lines[0] if lines else text
 
 
 def _severity(value: Any, where: str) -> Severity:
@@ -286,7 +391,7 @@ def _target(value: Any, where: str) -> str:
 def _size(value: Any, where: str) -> int:
     try:
         return parse_size(value)
-    except ValueError as exc:
+    except (ValueError, TypeError) as exc:
         raise ConfigError(f"{where}: {exc}") from None
 
 

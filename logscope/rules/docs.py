@@ -87,6 +87,12 @@ def render_rules_markdown() -> str:
         "see `logscope/rules/config.py`. Exit codes: 0 clean, 1 a finding at or above `--fail-on` (default",
         "`error`), 2 usage, input or config error.",
         "",
+        "Every option value is checked (`option_range` in `logscope/rules/config.py`): finite (`nan` and",
+        '`inf` are refused), never negative, and at most 1 TiB for `*_bytes` options (`"64KiB"` or a',
+        "number), 1 for `*_share` options, a million for other ratios and a billion for counts. The file",
+        "must be UTF-8 TOML (not UTF-16) of at most 1 MiB, nested at most 32 levels. A bad value is one",
+        "line with exit 2 naming the file, the key and the accepted range.",
+        "",
         *index,
         "",
     ]
