@@ -51,7 +51,7 @@ SCHEMAS: dict[str, dict[str, str]] = {
         "end_line": INT,
         "warn_summary_count": INT,
         "settings": OBJ,
-        # Board side (rknn-log-formats §4): what the runtime, driver and proxy said about themselves, and
+        # Board side (librknnrt, the proxy): what the runtime, driver and proxy said about themselves, and
         # what the model says built it. A disagreement between them is a finding for the rules engine.
         "runtime_version": STR,
         "driver_version": STR,
@@ -98,7 +98,7 @@ SCHEMAS: dict[str, dict[str, str]] = {
         "const_sum_bytes": INT,
         "padding_bytes": INT,
         "logical_feature_bytes": INT,
-        # eval_memory() of toolkit 1 (rknn-log-formats §6.1): maximum vs total allocation per pool.
+        # eval_memory() of toolkit 1 [12]: maximum vs total allocation per pool.
         "system_max_bytes": INT,
         "system_total_bytes": INT,
         "npu_max_bytes": INT,
@@ -112,6 +112,9 @@ SCHEMAS: dict[str, dict[str, str]] = {
         "lut_number": INT,
         "rw_kb": FLT,
         "full_name": STR,
+        # True for rows read without their table's header (an excerpt): the layout was identified from
+        # the rows' cells (count and kinds), not read from a header.
+        "headerless": BOOL,
         "line": INT,
     },
     "tensors": {
@@ -180,7 +183,7 @@ SCHEMAS: dict[str, dict[str, str]] = {
         "line": INT,
     },
     "unparsed": {"line": INT, "reason": STR, "text": STR},
-    # eval_perf() / RKNN_QUERY_PERF_DETAIL per-layer rows (rknn-log-formats §5); `end_line` differs from
+    # eval_perf() / RKNN_QUERY_PERF_DETAIL per-layer rows [03] [11] [25]; `end_line` differs from
     # `line` when a row was wrapped over several lines.
     "perf": {
         **_LAYER_ROW,
@@ -190,6 +193,7 @@ SCHEMAS: dict[str, dict[str, str]] = {
         "rw_kb": FLT,
         "full_name": STR,
         "uid": INT,
+        "headerless": BOOL,
         "line": INT,
         "end_line": INT,
     },
@@ -203,6 +207,7 @@ SCHEMAS: dict[str, dict[str, str]] = {
         "npu_time_us": INT,
         "total_time_us": INT,
         "time_ratio_pct": FLT,
+        "headerless": BOOL,
         "line": INT,
     },
     # The perf table's own totals (`Total Time(us)`, FPS, per-frame RW), converted to KB where in MB.
@@ -341,7 +346,7 @@ def _empty_array(dtype: str) -> Any:
     return _typed_array([], dtype)
 
 
-# ====================================================================== MCU runtimes and tools (issue 4)
+# ====================================================================== MCU runtimes and tools
 # Frames of microcontroller memory output (logscope.parsers.mcu); docs/formats.md "MCU traces" defines
 # each column. A *run* is one inference, compile or report; every row names its run and its log line.
 MCU_SCHEMAS: dict[str, dict[str, str]] = {
@@ -504,7 +509,7 @@ SCHEMAS.update(MCU_SCHEMAS)
 def build_frame_columns(name: str, columns: Mapping[str, Sequence[Any]], length: int) -> pd.DataFrame:
     """Build frame `name` from whole columns (a million-op trace), missing columns <NA>.
 
-    The per-cell costs of `build_frame` are avoided column by column (MCU issue 4): integer columns
+    The per-cell costs of `build_frame` are avoided column by column (MCU traces): integer columns
     without a missing value go through numpy in one step, text columns (op names repeat) are factorised
     and their few distinct values converted once, all-missing columns are made directly.
     """

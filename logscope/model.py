@@ -23,7 +23,7 @@ MEMORY_FIGURES = (
 )
 # JSON keys of the per-build memory object, in order; values come from the `memory` frame.
 MEMORY_KEYS = (*MEMORY_FIGURES, "reuse_rate", "peak_layer")
-# eval_memory() of toolkit 1 reports maximum and total allocation per pool (rknn-log-formats §6.1).
+# eval_memory() of toolkit 1 reports maximum and total allocation per pool (fixture [12]).
 EVAL_MEMORY_KEYS = (
     "system_max_bytes",
     "system_total_bytes",
@@ -127,7 +127,7 @@ class ParsedLog:
             "builds": out_builds,
             "findings": [f.to_dict() if hasattr(f, "to_dict") else f for f in self.findings],
         }
-        if self.kind.startswith("mcu"):  # MCU logs (issue 4) add their runs; RKNN keys stay as they are
+        if self.kind.startswith("mcu"):  # MCU logs add their runs; RKNN keys stay as they are
             out |= _mcu_summary(self.frames)
         return out
 
@@ -148,10 +148,12 @@ def _zero_counts() -> dict[str, int]:
 
 
 def _perf_summary(frames: dict[str, pd.DataFrame], build_index: Any) -> dict[str, Any] | None:
-    """Totals of a build's perf table (as printed, with their lines) and its slowest layers."""
+    """Totals of a build's perf table (as printed, with their lines), its slowest layers, and the op
+    types of its ranking table as printed: the first five rows and every row with CPU time."""
     perf = frames["perf"][frames["perf"]["build_index"] == build_index]
     totals = frames["perf_totals"][frames["perf_totals"]["build_index"] == build_index]
-    if not len(perf) and not len(totals):
+    ranking = frames["perf_ranking"][frames["perf_ranking"]["build_index"] == build_index]
+    if not len(perf) and not len(totals) and not len(ranking):
         return None
     total = totals.to_dict("records")[0] if len(totals) else None  # per column: ints stay ints
     timed = perf[perf["time_us"].notna()].sort_values(["time_us", "line"], ascending=[False, True])
@@ -172,6 +174,19 @@ def _perf_summary(frames: dict[str, pd.DataFrame], build_index: Any) -> dict[str
                 "line": _plain(r.line),
             }
             for r in timed.head(5).itertuples()
+        ],
+        "ranking": [
+            {
+                "op_type": _plain(r.op_type),
+                "cpu_time_us": _plain(r.cpu_time_us),
+                "npu_time_us": _plain(r.npu_time_us),
+                "total_time_us": _plain(r.total_time_us),
+                "time_ratio_pct": _plain(r.time_ratio_pct),
+                "line": _plain(r.line),
+            }
+            for r in ranking.sort_values("line")
+            .loc[lambda t: (t["line"].rank(method="first") <= 5) | (t["cpu_time_us"].fillna(0) > 0)]
+            .itertuples()
         ],
     }
 
@@ -202,7 +217,7 @@ def _counts_by_build(frames: dict[str, pd.DataFrame]) -> dict[Any, dict[str, int
 _plain = plain_value  # one definition, in logscope.frames
 
 
-# ---------------------------------------------------------------------- MCU logs (issue 4)
+# ---------------------------------------------------------------------- MCU logs
 _MCU_COUNTED = {
     "ops": "ops",
     "buffers": "buffers",

@@ -16,7 +16,8 @@ TERMINAL_DEF = re.compile(r"^([A-Z_][A-Z0-9_]*)(\.\d+)?:", re.M)
 
 def test_every_terminal_has_an_explicit_priority():
     text = grammar_text("rknn")
-    missing = [name for name, prio in TERMINAL_DEF.findall(text) if not prio and name != "_NL"]
+    # `_HEX`, `_FLOAT` ... are fragments Lark inlines into line terminals: they have no priority of their own.
+    missing = [name for name, prio in TERMINAL_DEF.findall(text) if not prio and not name.startswith("_")]
     assert missing == []
 
 
@@ -80,3 +81,20 @@ def test_row_matchers_agree_with_classify(prefix, body):
         assert kind == body, line[:100]
         assert dict(matcher.fields(m)) == dict(fields), line[:100]
     assert hits > 20  # the fixtures do exercise each fast path
+
+
+def test_every_rknn_terminal_is_read_counted_or_foreign():
+    """No terminal silently falls through to `unparsed`: a handler reads it, or it is noise, foreign or a
+    message (prefixes only start a line; fragments are inlined into other terminals)."""
+    from logscope.io import decode_bytes
+    from logscope.parsers.rknn.assembler import RknnAssembler
+    from logscope.parsers.rknn.state import _FOREIGN, _MESSAGE_KINDS, _NOISE
+
+    handlers = set(RknnAssembler(decode_bytes(b"", "<empty>")).handlers)
+    kinds = load_line_grammar("rknn").lexer.kinds
+    for name in kinds:
+        if name.endswith("_PREFIX"):
+            continue
+        assert name in handlers or name in _NOISE or name in _FOREIGN or name in _MESSAGE_KINDS, name
+    assert not (_NOISE & _FOREIGN) and not (_NOISE & _MESSAGE_KINDS) and not (_FOREIGN & _MESSAGE_KINDS)
+    assert {"SDK_VERSION", "RANKING_ROW", "EXCEPTION", "BARE_MSG"} <= kinds

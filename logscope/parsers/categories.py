@@ -21,31 +21,38 @@ def _c(name: str, pattern: str, fatal: bool = False) -> Category:
 
 
 CATEGORIES: tuple[Category, ...] = (
-    # [34] [16] [35] [38]; tk2#193 title line.
+    # [34] [16] [35] [38]; `invalid tensor malloc size, tensor name: , target: CPU, size: 0` is the
+    # title line of the report [18] was copied from (the line itself is not in [18]).
     _c(
         "allocation-failure",
         r"failed to malloc npu memory|failed to allocate handle|Cannot allocate memory"
         r"|can not create weight memory|invalid tensor malloc size|RKNN_ERR_MALLOC_FAIL|out of memory"
-        r"|Memory allocation failed|exceeds limit",  # background note 002 (compact compiler summary)
+        r"|Memory allocation failed|exceeds limit",  # the compact compiler summary's wording
     ),
     _c("swiotlb-full", r"swiotlb buffer is full"),  # [16]
     _c("fd-exhaustion", r"Too many open files"),  # [35]
     _c(
         "compiler-memory-corruption", r"buffer overflow!!!|memory corruption|double free", fatal=True
     ),  # [26] [51]
-    _c("process-killed", r"^(?:Killed|已杀死)$", fatal=True),  # tk2#204
+    _c("process-killed", r"^(?:Killed|已杀死)$", fatal=True),  # [52]
     _c(
         "process-aborted",
         r"^Aborted|^Segmentation fault|^段错误|stack smashing|^terminate called",
         fatal=True,
     ),
     _c("process-crash", r"Fatal signal \d+ \(SIG", fatal=True),  # [16] logcat: the app died
+    # The NPU did not finish a submitted task: librknnrt `failed to submit!, op id: 159, op name: ...` [63]
+    # [64], then the C API's `rknn_run fail! ret=-1` [64]. The inference produced nothing.
+    _c("run-failure", r"failed to submit|rknn_run fail", fatal=True),
     _c("zero-size-tensor", r"invalid tensor reset size"),  # [32]
     _c("regtask-overflow", r"REGTASK: The bit width of field value exceeds the limit"),  # [08] [18]
-    _c("unknown-op-target", r"Unkown op target|Unknown op target"),  # [39] [41] (sic)
+    # `E RKNN: [08:30:31.518] Unkown op target: 0` (sic), non-fatal, usually in pairs [41].
+    _c("unknown-op-target", r"Unkown op target|Unknown op target"),
     _c("argb-config-failure", r"failed to config argb mode layer", fatal=True),  # [05]
     _c("quant-outliers", r"found outlier value"),  # [09] [44] [47]
-    _c("value-clamping", r"has been corrected to"),  # [39]
+    # tk2 2.x: `W build: For tensor [...], the value smaller than -3e+38 or greater than 3e+38 has been
+    # corrected to -10000 or 10000. Set opt_level to 2 or lower to disable this correction.`
+    _c("value-clamping", r"has been corrected to"),
     _c("dtype-change", r"default (?:input|output) dtype of .* is changed"),  # [09] [44]
     _c("hybrid-dtype", r"Meet hybrid type|need paramter qtype|need parameter qtype"),  # [09] [41]
     _c("activation-peak", r"(?i)activation memory peak exceeds|peak exceeds"),  # compact summary
@@ -64,11 +71,16 @@ CATEGORIES: tuple[Category, ...] = (
     _c(
         "build-exception", r"Catch exception when building|Build model failed|build failed", fatal=True
     ),  # [27]
+    # The runtime could not start, so nothing ran: [36] [37] [54], and the PC<->board connection as
+    # rknn-toolkit2's init_runtime reports it (`Connect to Device Failure (-1)`, `server connect fail`,
+    # an adb client/server version mismatch `adb server version (41) doesn't match this client (39)`).
     _c(
         "runtime-init-failure",
         r"RKNN init failed|rknn_init fail|runtime has not been initialized"
-        r"|recv\(MsgLoadAck\) fail|RKNN_ERR_",
-    ),  # [36] [37] [54]
+        r"|recv\(MsgLoadAck\) fail|RKNN_ERR_|Init runtime environment failed|Connect to Device Failure"
+        r"|server connect fail|driver open fail|adb server version \(\d+\) doesn't match",
+        fatal=True,
+    ),
     _c("dataset-ignored", r"dataset=.* is ignored"),  # [19]
     _c("onnx-opset", r"onnx opset|opset_version|opset_verison"),  # [19] [45]
     _c("eval-flag", r"Flag (?:perf_debug|eval_mem) has been set"),  # [11]
@@ -77,6 +89,39 @@ CATEGORIES: tuple[Category, ...] = (
     _c("python-traceback", r"^Traceback \(most recent call last\)", fatal=True),
     _c("python-exception", r"^(?:[\w.]+)?(?:Error|Exception)\b", fatal=True),
 )
+
+
+# Exceptions that say the code is wrong (the toolkit's or the script's), whatever words their message
+# holds: `TypeError: '<=' not supported between instances of 'NoneType' and 'int'` raised inside
+# rknn-toolkit2 1.4.0's load_onnx [65] is a toolkit bug, not an unsupported operator.
+_PROGRAMMING_ERRORS = frozenset(
+    {"TypeError", "AttributeError", "NameError", "IndexError", "KeyError", "AssertionError"}
+    | {"ZeroDivisionError", "UnboundLocalError", "SyntaxError", "ImportError", "ModuleNotFoundError"}
+)
+_BY_NAME = {category.name: category for category in CATEGORIES}
+# The categories an exception's message may name. Looser ones stay out: `ValueError: rk3588 does not
+# support sparse inference` [06] is a configuration error raised as an exception, not an unsupported op.
+_EXCEPTION_CATEGORIES = frozenset(
+    {"allocation-failure", "fd-exhaustion", "run-failure", "runtime-init-failure", "model-not-loaded"}
+    | {"build-exception", "model-version-mismatch", "onnx-opset"}
+)
+
+
+def classify_exception(exception: str, text: str) -> Category:
+    """The category of a traceback from its exception line (`exception` is the class, `text` the line).
+
+    A programming error is `python-exception`; `MemoryError` an allocation failure; any other
+    exception takes the category its message names when that is one of `_EXCEPTION_CATEGORIES`
+    (`Exception: RKNN init failed. error code: RKNN_ERR_...`), else `python-exception`.
+    """
+    name = exception.rsplit(".", 1)[-1]
+    if name == "MemoryError":
+        return _BY_NAME["allocation-failure"]
+    if name not in _PROGRAMMING_ERRORS:
+        category = classify_message(text)
+        if category is not None and category.name in _EXCEPTION_CATEGORIES:
+            return category
+    return _BY_NAME["python-exception"]
 
 
 def classify_message(text: str) -> Category | None:

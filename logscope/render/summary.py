@@ -110,6 +110,13 @@ def _perf_text(perf: dict[str, Any] | None, top: int = 5) -> list[str]:
             f"    {row['time_us']:>8} us  layer {row['layer_id']:<4} {row['op_type'] or '':<16} "
             f"{row['full_name'] or ''}  [line {row['line']}]"
         )
+    if perf.get("ranking"):
+        out.append("  ranking (op type: CPU / NPU / total us, share as printed):")
+    for row in perf.get("ranking", []):
+        out.append(
+            f"    {row['op_type'] or '':<20} {row['cpu_time_us']:>8} / {row['npu_time_us']:>8} / "
+            f"{row['total_time_us']:>8}  {row['time_ratio_pct']:>6.2f}%  [line {row['line']}]"
+        )
     return out
 
 
@@ -178,7 +185,7 @@ def render_text(log: ParsedLog) -> str:
     return "\n".join(out)
 
 
-# ---------------------------------------------------------------------- MCU logs (issue 4)
+# ---------------------------------------------------------------------- MCU logs
 _MCU_TEXT_RUNS = 20  # a trace of a thousand inferences prints the first runs, then a count
 
 

@@ -19,7 +19,7 @@ E/RKNN: failed to allocate handle, ret: -1
 E/RKNN: failed to malloc npu memory!, size: 59187712, flags: 0x2
 E/RKNN: rknn_init, load model failed!
 ```
-rl-tk2#44 was solved by enabling the NPU's IOMMU.
+The reporter of this log solved it by enabling the NPU's IOMMU.
 
 ## How to fix
 - `swiotlb buffer is full` or handle failures on RK356x/RK3588 Android/Linux: enable the NPU IOMMU in
@@ -50,7 +50,8 @@ SEVERITY = Severity.error
 NEEDS = ("messages",)
 
 CATEGORIES = ("allocation-failure", "swiotlb-full", "process-killed")
-# Compiler wording from background note 002 that logscope's categories do not carry yet.
+# Compact compiler summary wording (`Memory allocation failed`, `Activation memory exceeds limit`) that
+# logscope's categories do not carry.
 _EXTRA = re.compile(r"Memory allocation failed|memory exceeds limit", re.IGNORECASE)
 _SIZE = re.compile(r"\b(?:size|sz)\s*[:=]\s*(\d+)")
 _ERRNO = re.compile(r"errno:\s*(\d+)")

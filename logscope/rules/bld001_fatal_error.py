@@ -43,6 +43,7 @@ SEVERITY = Severity.error
 NEEDS = ("builds",)
 
 _EXCEPTION = re.compile(r"^(?:[\w.]+)?(?:Error|Exception)\b")
+_TRACEBACK = "\nTraceback (most recent call last):"
 
 HINTS = {
     "compiler-memory-corruption": "the compiler crashed (memory corruption in librknnc): update RKNN-Toolkit2, "
@@ -54,6 +55,12 @@ HINTS = {
     "argb-config-failure": "the compiler could not configure the ARGB input mode: check the input's "
     "mean/std and channel settings (quant_img_RGB2BGR) against a 3-channel input, or update RKNN-Toolkit2",
     "model-not-loaded": "the model was never loaded: fix the load step (first error) before build/init",
+    "run-failure": "the NPU did not complete a submitted task (`failed to submit`, `rknn_run fail`): "
+    "update librknnrt and the NPU driver together (the op named is where it stopped), check the model "
+    "was built for this runtime version, and test the op alone",
+    "runtime-init-failure": "the runtime did not start: check the board connection (adb devices, the "
+    "rknn_server running on the board), that the adb client and server versions match, and that "
+    "librknnrt on the board is at least the toolkit's version",
     "build-exception": "the toolkit raised during build: the traceback names the failing pass; simplify "
     "the model or update RKNN-Toolkit2",
 }
@@ -86,7 +93,10 @@ def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
             last = text.splitlines()[-1].strip() if text else ""
             for candidate in (first_line(text), last):
                 if _EXCEPTION.match(candidate):
-                    exception = (as_int(row.line), candidate)
+                    # A traceback row opens at `Traceback (...)` and ends at its exception line, which
+                    # the parser puts first in the message: cite the line it was printed on.
+                    traceback = candidate == first_line(text) and _TRACEBACK in text
+                    exception = (as_int(row.end_line if traceback else row.line), candidate)
                     break
             if exception:
                 break

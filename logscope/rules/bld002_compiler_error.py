@@ -10,9 +10,9 @@ placed the op after all (the `Clip` of [41] runs on the NPU).
 
 ## Why it matters
 A register field that overflows is truncated: the NPU runs the layer with wrong parameters, which shows
-up as wrong outputs rather than a crash (tk2#193). An op without a target and a zero-size tensor mean
-the compiler lost track of part of the graph; in tk2#193 the zero-size tensor is followed by a failed
-allocation of size 0.
+up as wrong outputs rather than a crash ([18], where the model also needed +10 GB of host RAM). An op without a target
+and a zero-size tensor mean the compiler lost track of part of the graph; in the report [18] comes from,
+the zero-size tensor is followed by a failed allocation of size 0.
 
 ## Example
 `fixtures/rknn/18-issue-tk2-193-regtask-bitwidth-errors-tk2.log`:

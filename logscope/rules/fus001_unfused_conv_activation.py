@@ -10,8 +10,8 @@ means the fusion did not happen.
 
 ## Why it matters
 An unfused activation writes the convolution's whole output to memory and reads it back: one more
-feature map in the pool and one more DDR round trip per frame. Background note 000: "Conv+BN+ReLU
-fused into one op avoids writing the BN and ReLU intermediate results to global memory".
+feature map in the pool and one more DDR round trip per frame. Conv+BN+ReLU
+fused into one op never writes the BN and ReLU intermediate results to global memory.
 
 ## Example
 A passing case, `fixtures/rknn/11-eval-perf-memory-yolov5-rk3588-tk2-1.5.0-wrapped.log`: every

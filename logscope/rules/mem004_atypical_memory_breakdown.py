@@ -2,8 +2,8 @@
 
 ## What it does
 Splits a build's memory into weights, activations (feature maps) and operator scratch, and reports, as
-information, each share further than `margin` (5 points) outside the typical CNN band of background
-note 002: weights 40–60%, activations 30–50%, scratch under 10%. The total is the printed total where
+information, each share further than `margin` (5 points) outside the typical band of a CNN on an NPU
+toolchain: weights 40–60%, activations 30–50%, scratch under 10%. The total is the printed total where
 the log has one (`Total memory`, eval_memory's `Total Memory`); RKNN build logs print none, so there it
 is weight + internal (+ scratch when known), which the evidence states. A printed total that the known
 parts (weight, activation, scratch, other) cover by less than `min_coverage` (90%) is not judged:
@@ -14,8 +14,8 @@ one-layer test net has no meaningful shape).
 ## Why it matters
 The breakdown says which lever moves memory. Weight-dominated models shrink with quantisation, pruning
 or weight compression, and barely react to a smaller input; activation-dominated ones shrink with input
-size and reuse, not with weight tricks. Background note 002 lists "only looking at the total" as the
-first common mistake.
+size and reuse, not with weight tricks. Looking only at the total is the most common mistake in
+reading these logs.
 
 ## Example
 `fixtures/rknn/09-...-rv1106-tk2-1.5.2-simulator.log`:

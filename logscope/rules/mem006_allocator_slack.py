@@ -10,7 +10,7 @@ Reports a build whose pool exceeds that bound by more than `max_ratio` (1.5×) a
 `min_slack_bytes`.
 
 RKNN's allocator places each output first-fit at the lowest free address in execution order. On simple
-chains that lands 1.17–1.46× above the bound (reference-anchors A9/A10; 1.46× in [09], 1.34× in [29]),
+chains that lands 1.17–1.46× above the bound (1.46× in [09], 1.34× in [29]),
 so the default ratio only reports pools beyond that normal range.
 
 ## Why it matters

@@ -5,7 +5,11 @@ Reads the `Target` column of the layer table and reports, per build:
 - each compute layer on the CPU that sits between NPU layers (an NPU → CPU → NPU round trip);
 - CPU layers whose op the compiler said it cannot lower (`No lowering found for: ...`,
   `unsupported op`), citing that message;
-- a model whose compute layers all run on the CPU (RKNN: `detect pure cpu op model`).
+- a model whose compute layers all run on the CPU (RKNN: `detect pure cpu op model`);
+- from the ranking table under eval_perf / the C API's perf detail (`Operator Time Consuming Ranking
+  Table`), each op type whose CPU time is at least `min_cpu_time_pct` of the measured time: its share
+  is the printed `TimeRatio(%)` times its `CPUTime(us)` / `TotalTime(us)`, so it holds for an excerpt
+  whose other rows were cut.
 `InputOperator` / `OutputOperator` rows are always on the CPU and are ignored, and so are CPU layers at
 the edges of an NPU graph (a `Reshape` right after the input), which cost no extra transfer.
 
@@ -31,7 +35,8 @@ D RKNN: 1    Acos             FLOAT16  CPU    (1,5)        (1,5)        Acos:uns
 - Update RKNN-Toolkit2: support lists grow between releases.
 
 ## Options
-None.
+- `min_cpu_time_pct` (float, 5.0): ranking rows whose CPU time is at least this percentage of the
+  measured time are reported.
 """
 
 from __future__ import annotations
@@ -42,13 +47,13 @@ from dataclasses import dataclass
 from itertools import accumulate
 
 from logscope.model import ParsedLog
-from logscope.rules._common import as_int, as_str, first_line, grouped, messages_in, rows_of_build
+from logscope.rules._common import as_float, as_int, as_str, first_line, grouped, messages_in, rows_of_build
 from logscope.rules.finding import Finding, Severity
 
 CODE = "NPU001"
 NAME = "cpu-fallback"
 SEVERITY = Severity.warning
-NEEDS = ("layers|perf",)
+NEEDS = ("layers|perf|perf_ranking",)
 
 IO_OPS = {"InputOperator", "OutputOperator"}
 _NODE = re.compile(r"(?:No lowering found for|unsupported op)[:\s]+([\w./:-]+)", re.IGNORECASE)
@@ -56,7 +61,7 @@ _NODE = re.compile(r"(?:No lowering found for|unsupported op)[:\s]+([\w./:-]+)",
 
 @dataclass(frozen=True)
 class Options:
-    pass
+    min_cpu_time_pct: float = 5.0
 
 
 OPTIONS = Options
@@ -68,6 +73,7 @@ HINT = (
 
 
 def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
+    yield from _ranking_cpu_time(log, options)
     unsupported = messages_in(log, ["unsupported-op"])
     tables = [log.frames[n] for n in ("layers", "perf") if n in log.frames and len(log.frames[n])]
     for build_index, layers in ((b, rows) for table in tables for b, rows in grouped(table)):
@@ -148,6 +154,45 @@ def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
                     "unsupported_message": None
                     if reported is None
                     else {"line": reported[0], "text": reported[1]},
+                },
+                hint=HINT,
+                build_index=build_index,
+            )
+
+
+def _ranking_cpu_time(log: ParsedLog, options: Options) -> Iterator[Finding]:
+    """Op types the ranking table shows spending time on the CPU."""
+    ranking = log.frames.get("perf_ranking")
+    if ranking is None or ranking.empty:
+        return
+    for build_index, rows in grouped(ranking):
+        for row in rows.sort_values("line").itertuples(index=False):
+            cpu, total, ratio = (
+                as_int(row.cpu_time_us),
+                as_int(row.total_time_us),
+                as_float(row.time_ratio_pct),
+            )
+            if not cpu or not total or ratio is None:
+                continue
+            share = ratio * cpu / total
+            if share < options.min_cpu_time_pct:
+                continue
+            line = as_int(row.line)
+            yield Finding(
+                message=f"{row.op_type} runs {cpu} us on the CPU ({cpu / total:.0%} of its {total} us, "
+                f"{share:.1f}% of the measured time; ranking row, line {line})",
+                line=line,
+                lines=(line,) if line is not None else (),
+                subject=str(as_str(row.op_type)),
+                evidence={
+                    "op_type": as_str(row.op_type),
+                    "call_number": as_int(row.call_number),
+                    "cpu_time_us": cpu,
+                    "total_time_us": total,
+                    "time_ratio_pct": ratio,
+                    "cpu_time_pct": round(share, 2),
+                    "computation": "time_ratio_pct * cpu_time_us / total_time_us",
+                    "line": line,
                 },
                 hint=HINT,
                 build_index=build_index,

@@ -1,8 +1,8 @@
 """A layer that matters spends far more cycles moving data than computing (bandwidth-bound).
 
 ## What it does
-The issue asks for "layers whose read/write ratio exceeds 4". RKNN logs print no separate read and
-write byte counts per layer; they print, per layer, the cycles spent moving data to and from DDR
+The aim is to find layers whose memory traffic outweighs their compute by more than 4x. RKNN logs
+print no separate read and write byte counts per layer; they print, per layer, the cycles spent moving data to and from DDR
 (`DDR Cycles`) and the cycles the NPU computes (`NPU Cycles`), with `Total Cycles` = max(DDR, NPU)
 (checked on every row of [03], [07] and [11]). logscope therefore reads "read/write ratio" as
 **DDR cycles / NPU cycles**: above 1 the layer waits on memory, above `max_ratio` (4) its compute units

@@ -10,7 +10,7 @@ often still work, but a softmax over large logits, or a mask added to values abo
 result silently.
 
 ## Example
-Quoted in `shared/docs/rknn-log-formats.md` from a real tk2 log (fixture [39], not in this repository):
+From a real rknn-toolkit2 2.x build log (a public report; the log is not among the fixtures):
 ```text
 W build: For tensor ['/encoder/Constant_14_output_0'], the value smaller than -3e+38 or greater than 3e+38 has been corrected to -10000 or 10000. Set opt_level to 2 or lower to disable this correction.
 ```

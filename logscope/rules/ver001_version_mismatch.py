@@ -15,7 +15,7 @@ Collects the versions a log shows: the PC↔board proxy block (`API:`, `DRV: rkn
 ## Why it matters
 An `.rknn` file is tied to the runtime generation that can read it; a newer model on an older
 `librknnrt` fails at `rknn_init`, and mismatched API / server / runtime versions on the board give
-errors or wrong results that look like model bugs. Background note 001 walks through such a case.
+errors or wrong results that look like model bugs.
 
 ## Example
 `fixtures/rknn/10-build-tail-init-runtime-rv1106-board-tk2-1.5.2.log`:
@@ -87,7 +87,7 @@ LABELS = {
 }
 
 
-# Board-side versions the parser stores on the build (issue 3), with the column holding each one's line
+# Board-side versions the parser stores on the build (runtime, driver, proxy, model), with the column holding each one's line
 # (the proxy's server and rknnrt versions are cited at the block's `API:` line).
 LINE_COLUMNS = {
     "api": "api_line",

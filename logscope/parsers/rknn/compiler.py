@@ -1,0 +1,228 @@
+"""The native compiler (librknnc): settings, version, passes, layer and tensor tables, memory totals, and
+the compact compiler summary."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from logscope.parsers.grammar import Fields
+from logscope.parsers.rknn.evaluation import Evaluation
+from logscope.parsers.rknn.layer_cells import _LAYER_TAIL, tail_layout
+from logscope.parsers.rknn.state import _LAYER_FIELDS, _TENSOR_FIELDS
+from logscope.parsers.rknn.values import _demangle, _parse_settings, _shape_bytes, _to_bytes
+
+
+class CompilerOutput(Evaluation):
+    """Compiler lines behind `D RKNN:` and the tables it prints (also bare, in docs and eval_perf)."""
+
+    def _config(self, f: Fields, line: str, number: int) -> None:
+        build = self._segment("CONFIG_LINE", number)
+        settings = _parse_settings(f["body"] or "")
+        if settings is None:
+            self._unparsed(number, line, "malformed compiler settings")
+            return
+        self._structural()
+        build.settings = settings
+
+    def _compiler(self, f: Fields, line: str, number: int) -> None:
+        self._structural()
+        build = self._segment("COMPILER_VERSION", number)
+        build.compiler_version = f["version"]
+
+    def _pass_mark(self, f: Fields, line: str, number: int) -> None:
+        self._structural()
+        raw = f["name"] or ""
+        name = _demangle(raw)
+        if (f["mark"] or "").startswith(">"):
+            build = self._segment(f"PASS_MARK:{name}", number)
+            record = {
+                "build_index": build.index,
+                "name": name,
+                "start_line": number,
+                "end_line": None,
+                "start_time": f.get("ts"),
+                "end_time": None,
+            }
+            self.rows["passes"].append(record)
+            self.open_passes[name] = record
+            if name in ("RKNNModelBuildPass", "RKNNMemStatisticsPass"):
+                self.table = None
+        else:
+            closing: dict[str, Any] | None = self.open_passes.pop(name) if name in self.open_passes else None
+            if closing is None:  # an excerpt that starts inside a pass
+                build = self._current(number)
+                closing = {
+                    "build_index": build.index,
+                    "name": name,
+                    "start_line": None,
+                    "end_line": None,
+                    "start_time": None,
+                    "end_time": None,
+                }
+                self.rows["passes"].append(closing)
+            closing["end_line"], closing["end_time"] = number, f.get("ts")
+            self.table = None
+
+    def _layer_header(self, f: Fields, line: str, number: int) -> None:
+        self._structural()
+        self._current(number)
+        # Build and runtime layer tables come with the `D RKNN:` prefix; eval_perf() and the C API's
+        # perf detail print theirs bare ([03] [07] [11] [59]), and those are measurements, not plans.
+        self.table = "layer" if f.get("level") else "perf"
+        layout = tail_layout(f["columns"] or "")
+        self.layer_layout, self.headerless = layout, False
+        self.layer_columns = tuple(c for c in layout.names if c != "FullName")
+
+    def _layer_row(self, f: Fields, line: str, number: int) -> None:
+        head = f.take(_LAYER_FIELDS)
+        if self.wrapped_perf is not None:
+            self._flush_wrapped_perf()
+        if self.layer_columns is None:
+            self._current(number)  # (a first build opened later would reset the layout found here)
+            self._identify_rows(head[-1] or "")  # a header-less run: its layout, maybe eval_perf's
+        if self.table == "perf" and not f.get("level"):
+            self._perf_row(head, line, number)
+            return
+        self._layer_values(head, line, number)
+
+    def _layer_values(self, head: tuple[str | None, ...], line: str, number: int) -> None:
+        """One build-time layer row from its `_LAYER_FIELDS` values (both lexer paths end here)."""
+        layer_id, op_type, dtype, target, inputs, output, tail_text = head
+        tail = self._read_tail(tail_text or "")
+        if tail is None:
+            self._unparsed(number, line, "layer row that fits neither its header nor a known layout")
+            return
+        self.counts["structural"] += 1
+        build = self.builds[-1] if self.builds else self._current(number)
+        build.has_tables = True
+        self.rows["layers"].append(
+            (
+                build.index,
+                int(layer_id or 0),
+                op_type,
+                dtype,
+                target,
+                None if inputs == "\\" else inputs,
+                None if output == "\\" else output,
+                *tail[: len(_LAYER_TAIL)],
+                self.headerless,
+                number,
+            )
+        )
+
+    def _tensor_header(self, f: Fields, line: str, number: int) -> None:
+        self._structural()
+        self._segment("TENSOR_HEADER", number)
+        self.table = "feature" if "NativeShape" in (f["columns"] or "") else "const"
+
+    def _tensor_row(self, f: Fields, line: str, number: int) -> None:
+        self._tensor_values(f.take(_TENSOR_FIELDS), number)
+
+    def _tensor_values(self, values: tuple[str | None, ...], number: int) -> None:
+        """One tensor-table row from its `_TENSOR_FIELDS` values (both lexer paths end here)."""
+        self.counts["structural"] += 1
+        build = self.builds[-1] if self.builds else self._current(number)
+        build.has_tables = True
+        op_id, user, name, dtype, data_format, orig, native, start, flag, end, size, sram_hit = values
+        table = "feature" if native or data_format else "const"
+        if native is None and data_format is None and self.table in ("feature", "const"):
+            table = self.table
+        dtype = dtype or ""
+        logical = _shape_bytes(orig, dtype)
+        native_bytes = _shape_bytes(native, dtype) if native else None
+        self.rows["tensors"].append(
+            (
+                build.index,
+                table,
+                int(op_id or 0),
+                user,
+                name,
+                dtype,
+                data_format,
+                orig,
+                native,
+                int(start or "0", 16),
+                int(end or "0", 16),
+                int(size or "0", 16),
+                flag == "*",
+                sram_hit,
+                logical,
+                native_bytes,
+                native_bytes - logical if native_bytes is not None and logical is not None else None,
+                number,
+            )
+        )
+
+    def _min_const_row(self, f: Fields, line: str, number: int) -> None:
+        if self.table != "min_const":
+            self._other(f, line, number)
+            return
+        self._structural()
+        build = self._current(number)
+        build.has_tables = True
+        dtype = f["dtype"] or ""
+        orig = f["orig_shape"]
+        row = (build.index, "const", None, f["user"], f["name"], dtype, None, orig, None)
+        self.rows["tensors"].append(
+            (*row, None, None, None, False, None, _shape_bytes(orig, dtype), None, None, number)
+        )
+
+    def _total_memory(self, f: Fields, line: str, number: int) -> None:
+        self._structural()
+        key = "weight" if f["kind"] == "Weight" else "internal"
+        build = self._segment(f"TOTAL_MEMORY:{key}", number)
+        value = _to_bytes(f["value"], f["unit"])
+        build.memory[f"{key}_bytes"] = value
+        build.memory[f"{key}_line"] = number
+        if key == "internal":  # RKNN's "Internal" is feature-map memory, i.e. activations
+            build.memory["activation_bytes"], build.memory["activation_line"] = value, number
+
+    def _predict_rw(self, f: Fields, line: str, number: int) -> None:
+        self._structural()
+        key = {
+            "Internal Memory": "predict_internal_rw_bytes",
+            "Weight Memory": "predict_weight_rw_bytes",
+            "SRAM Hit": "predict_sram_hit_rw_bytes",
+        }[f["kind"] or "SRAM Hit"]
+        self._current(number).memory[key] = int(f["value"] or 0)
+
+    def _sram_total(self, f: Fields, line: str, number: int) -> None:
+        self._structural()
+        self._current(number)
+
+    def _analyze_counts(self, f: Fields, line: str, number: int) -> None:
+        self._structural()
+        compact = self._current(number).compact
+        compact["tensor_count"], compact["memory_node_count"] = int(f["tensors"] or 0), int(f["nodes"] or 0)
+
+    def _analyze_reuse(self, f: Fields, line: str, number: int) -> None:
+        self._structural()
+        compact = self._current(number).compact
+        compact["reuse_rate"], compact["reuse_line"] = float(f["rate"] or 0) / 100.0, number
+
+    def _allocate_memory(self, f: Fields, line: str, number: int) -> None:
+        self._structural()
+        compact = self._current(number).compact
+        # Compact vocabulary: Activation = feature maps, Internal = operator scratch.
+        key = {"Weight": "weight", "Activation": "activation", "Internal": "scratch", "Total": "total"}[
+            f["kind"] or "Total"
+        ]
+        compact[f"{key}_bytes"], compact[f"{key}_line"] = _to_bytes(f["value"], f["unit"]), number
+        peak = f.get("peak")
+        if peak:
+            compact["peak_layer"] = peak.strip()
+
+    def _compact_fusion(self, f: Fields, line: str, number: int) -> None:
+        self._structural()
+        build = self._current(number)
+        inputs = [p.strip() for p in (f["inputs"] or "").split("+") if p.strip()]
+        self.rows["fusions"].append(
+            {
+                "build_index": build.index,
+                "section": "compiler",
+                "rule": "op_fusion",
+                "removed_nodes": inputs,
+                "added_nodes": [(f["output"] or "").strip()],
+                "line": number,
+            }
+        )

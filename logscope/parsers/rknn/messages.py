@@ -1,0 +1,139 @@
+"""Messages of every logger (toolkit, native, proxy, logcat, bare), tracebacks and continuation lines."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from logscope.parsers.categories import classify_exception, classify_message
+from logscope.parsers.grammar import Fields
+from logscope.parsers.rknn.runtime import Runtime
+from logscope.parsers.rknn.state import _MAX_MESSAGE_CHARS
+
+# Toolkit steps whose `E <func>:` errors end the build or session: nothing after them can have run.
+_FATAL_FUNCS = frozenset(
+    {"build", "export_rknn", "load_onnx", "load_pytorch", "load_tflite", "init_runtime", "inference"}
+)
+_TRACEBACK_HEAD = "Traceback (most recent call last):"
+# The line that ends a traceback: an exception class (a name ending in Error/Exception/Interrupt, or
+# any dotted class such as onnxruntime's `...onnxruntime_pybind11_state.InvalidArgument`) and its message.
+_EXCEPTION_LINE = re.compile(
+    r"(?P<exc>(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Interrupt|Exit)|(?:[a-z_]\w*\.)+[A-Z]\w*)(?::|$)"
+)
+
+
+class Messages(Runtime):
+    """W/E messages, tracebacks (one error per traceback) and indented continuations.
+
+    A traceback is one `messages` row: it opens at `Traceback (most recent call last):` (bare, or under
+    the toolkit logger as `E load_onnx: Traceback ...`), takes its frame and source lines, and closes at
+    its exception line, which becomes the first line of the message (the frames follow it) and decides
+    the category. Its lines are counted as message lines, not as further errors.
+    """
+
+    def _message(self, kind: str, f: Fields, line: str, number: int) -> None:
+        level = f.get("level") or f.get("level2")
+        logger = None
+        func = f.get("func")
+        text = f.get("message")
+        if kind == "LOGCAT":
+            logger = (f.get("tag") or f.get("tag2") or "").strip() or None
+            if not text and logger:  # kernel `W Call trace:` has no tag: what looks like one is the text
+                text, logger = f"{logger}:", None
+        elif kind == "PROXY_MSG":
+            logger = f.get("logger")
+        elif kind == "NATIVE_MSG" or kind == "HYBRID_TYPE":
+            logger = "RKNN"
+        elif kind == "COMPACT_MSG":
+            logger = f.get("section")
+        if kind == "EXCEPTION":
+            level, text = "E", f"{f['exc']}: {f.get('message') or ''}"
+        elif kind == "PROCESS_DEATH":
+            level, text = "E", f.get("death")
+        elif kind == "TRACEBACK_HEAD":
+            level, text = "E", "Traceback (most recent call last):"
+        elif kind == "HYBRID_TYPE":
+            text = line[line.index("Meet hybrid") :]
+        text = text if text is not None else line.strip()
+        if self._traceback_line(kind, func, text, number):
+            return
+        category = classify_message(text if func is None else f"{func}: {text}")
+        fatal = bool(category and category.fatal) or (level == "E" and func in _FATAL_FUNCS)
+        build = self._current(number)
+        if fatal and build.fatal is None and build.done_line is None:
+            build.fatal = (category.name if category else f"{func} error", number)
+        row = {
+            "build_index": build.index,
+            "line": number,
+            "end_line": number,
+            "level": level,
+            "logger": logger,
+            "func": func,
+            "timestamp": f.get("ts"),
+            "category": category.name if category else None,
+            "fatal": fatal,
+            "message": text[:_MAX_MESSAGE_CHARS],
+        }
+        self.rows["messages"].append(row)
+        self.counts["message"] += 1
+        self.open_message = row
+        if text.startswith(_TRACEBACK_HEAD):
+            self.traceback, self.traceback_func = row, func
+        if category is not None and category.name == "allocation-failure":
+            self._failed_allocation(text, build, number)
+
+    def _traceback_line(self, kind: str, func: str | None, text: str, number: int) -> bool:
+        """Add a line to the open traceback (a frame, a source line, the closing exception line);
+        False when it is not one (the traceback, if any, is then closed as it stands)."""
+        row = self.traceback
+        if row is None or self.open_message is not row:
+            return False
+        if kind == "PY_MSG" and func != self.traceback_func:
+            self.traceback = None
+            return False
+        if kind == "PY_MSG" and (text[:1].isspace() or text.startswith('File "')):
+            self._append(row, text, number)
+            return True
+        m = _EXCEPTION_LINE.match(text)
+        if m is None or kind not in ("PY_MSG", "EXCEPTION"):
+            self.traceback = None
+            return False
+        self.counts["message"] += 1
+        category = classify_exception(m["exc"], text)
+        row["message"] = f"{text}\n{row['message']}"[:_MAX_MESSAGE_CHARS]
+        row["end_line"], row["category"] = number, category.name
+        row["fatal"] = row["fatal"] or category.fatal
+        build = self.builds[row["build_index"]]
+        if build.fatal is not None and build.fatal == ("python-traceback", row["line"]):
+            build.fatal = (category.name, row["line"])  # the traceback was the failure: name its kind
+        self.traceback = None
+        self.open_message = None
+        return True
+
+    def _append(self, row: dict[str, Any], text: str, number: int) -> None:
+        self.counts["message"] += 1
+        if len(row["message"]) < _MAX_MESSAGE_CHARS:
+            row["message"] = (row["message"] + "\n" + text.strip())[:_MAX_MESSAGE_CHARS]
+        row["end_line"] = number
+
+    def _traceback_frame(self, f: Fields, line: str, number: int) -> None:
+        """A frame continues the open traceback; excerpts often start mid-traceback."""
+        if self.open_message is None:
+            self._message("TRACEBACK_HEAD", Fields(), line, number)
+            self.open_message["message"] += "\n" + line.strip()  # type: ignore[index]
+            return
+        self._indented(f, line, number)
+
+    def _indented(self, f: Fields, line: str, number: int) -> None:
+        """An indented line continues the open multi-line message (`W config:` notes, tracebacks)."""
+        if self.table == "tk1_perf" and self.last_perf and self.open_message is None:
+            # tk1 wraps the Name column every 40 characters onto 12-space continuation lines [25].
+            row = self.rows["perf"][-1]
+            row["full_name"] = (row["full_name"] or "") + line.strip()
+            row["end_line"] = number
+            self.counts["structural"] += 1
+            return
+        if self.open_message is None:
+            self._other(f, line, number)
+            return
+        self._append(self.open_message, line, number)
