@@ -377,6 +377,20 @@ MCU_SCHEMAS: dict[str, dict[str, str]] = {
         "reported_leak_line": INT,
         "reported_time_us": INT,
         "reported_time_line": INT,
+        # `failed` when the run printed a failure (allocation, AllocateTensors, HardFault, a failed test),
+        # else <NA>: nothing in an MCU log says that a run succeeded. The reason is a short kind, the
+        # message the printed text of the line that decided it.
+        "status": STR,
+        "status_reason": STR,
+        "status_line": INT,
+        "status_message": STR,
+        # The platform's crash report (Mbed OS `FaultType: HardFault`), which follows the failure it ends.
+        "fault": STR,
+        "fault_line": INT,
+        # Vela `CPU operators = 10 (37.0%)` / `NPU operators = 17 (63.0%)`.
+        "cpu_ops": INT,
+        "npu_ops": INT,
+        "ops_split_line": INT,
     },
     # Operators in execution order: per-op heap trace (delta/total), profiler events (ticks), op lists.
     "ops": {
@@ -444,7 +458,8 @@ MCU_SCHEMAS: dict[str, dict[str, str]] = {
         "percent": FLT,
         "line": INT,
     },
-    # Per-layer reports: NNoM compile/stat, Vela per-layer, ST model table and C-layers, ESP-DL modules.
+    # Per-layer reports: NNoM compile/stat, Vela per-layer and CPU/NPU placement (`target`), ST model table
+    # and C-layers, ESP-DL modules.
     "mcu_layers": {
         "run_index": INT,
         "source": STR,
@@ -464,6 +479,7 @@ MCU_SCHEMAS: dict[str, dict[str, str]] = {
         "cycles": INT,
         "time_us": FLT,
         "blocks": STR,
+        "target": STR,
         "detail": STR,
         "line": INT,
         "stat_line": INT,

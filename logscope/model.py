@@ -281,6 +281,16 @@ def _mcu_summary(frames: dict[str, pd.DataFrame]) -> dict[str, Any]:
                 "tool_version": _plain(run["tool_version"]),
                 "model_name": _plain(run["model_name"]),
                 "lines": [_plain(run["start_line"]), _plain(run["end_line"])],
+                "status": None
+                if _plain(run["status"]) is None
+                else {
+                    "status": _plain(run["status"]),
+                    "reason": _plain(run["status_reason"]),
+                    "line": _plain(run["status_line"]),
+                    "message": _plain(run["status_message"]),
+                    "fault": _plain(run["fault"]),
+                    "fault_line": _plain(run["fault_line"]),
+                },
                 "memory": {
                     "peak_bytes": _plain(m.get("peak_bytes")),
                     "peak_op": peak_op,

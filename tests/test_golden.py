@@ -54,4 +54,4 @@ def test_mcu_trace_matches_golden(path):
 def test_every_mcu_trace_has_a_golden_file():
     goldens = {p.stem for p in (ROOT / "tests" / "golden" / "mcu").glob("*.json")}
     assert goldens == {p.stem for p in MCU_TRACES}
-    assert len(MCU_TRACES) == 26 + 4  # every shared trace, and the synthetic heap traces
+    assert len(MCU_TRACES) == 28 + 4  # every shared trace, and the synthetic heap traces

@@ -41,6 +41,8 @@ KINDS = {
     "27": "mcu-mbed",
     "28": "mcu-tflm",
     "29": "mcu-tflm",
+    "30": "mcu-tflm",
+    "31": "mcu-tflm",
 }
 
 

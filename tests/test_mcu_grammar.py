@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 import logscope.io
 from logscope.parsers.grammar import grammar_text, load_line_grammar
 from logscope.parsers.mcu import _heap_shortcut
-from logscope.parsers.mcu.assembler import HEAP_FIELDS, McuAssembler
+from logscope.parsers.mcu.assembler import McuAssembler
+from logscope.parsers.mcu.state import HEAP_FIELDS
 from logscope.parsers.mcu.vocabulary import FOREIGN, NOISE, WEAK, format_of
 from tests.regenerate_golden import mcu_fixtures
 
@@ -32,13 +33,23 @@ SHARED = {
 
 
 def _terminals() -> list[tuple[str, str, str]]:
-    return [m for m in TERMINAL_DEF.findall(grammar_text("mcu")) if m[0] not in ("_NL", "_EOL")]
+    # `_NL`, `_EOL` and the shared value fragments (`_HEX`, `_INT` ...) are pieces of terminals, not lines.
+    return [m for m in TERMINAL_DEF.findall(grammar_text("mcu")) if not m[0].startswith("_")]
 
 
 def test_every_terminal_has_an_explicit_priority_and_a_family():
     for name, priority, _ in _terminals():
         assert priority, name
         assert name in SHARED or format_of(name) is not None, name
+
+
+def test_fields_are_built_from_the_shared_fragments():
+    """A field holding a hex address, a byte count or a decimal is spelt with its fragment, never again."""
+    for name, _, body in _terminals():
+        for spelt in (">0x[0-9a-fA-F]+)", ">\\d+)", ">\\d+(?:\\.\\d+)?)", ">\\d[\\d,]*)"):
+            assert spelt not in body, (name, spelt)
+    fragments = ("_INT", "_NUMBER", "_GROUPED", "_HEX", "_BYTE_UNIT")
+    assert all(f"{name}:" in grammar_text("mcu") for name in fragments)
 
 
 def test_every_terminal_consumes_its_whole_line():
@@ -54,11 +65,12 @@ def test_every_terminal_consumes_its_whole_line():
 
 def test_every_terminal_is_read_counted_or_foreign():
     """No terminal silently falls through to `unparsed`: a handler reads it, or it is noise or foreign."""
-    handlers = set(vars(McuAssembler))
+    handlers = set(McuAssembler(logscope.io.decode_bytes(b"", "<empty>")).handlers)
     for name, _, _ in _terminals():
         if name in ("ESP_PREFIX", "OTHER"):
             continue
-        assert f"_{name}" in handlers or name in NOISE or name in FOREIGN, name
+        assert name in handlers or name in NOISE or name in FOREIGN, name
+    assert not handlers - {name for name, _, _ in _terminals()}  # no handler for a terminal that is gone
     assert not (NOISE & FOREIGN)
     assert {"OTHER", "ESP_MSG", "RULE"} <= WEAK
 
@@ -136,3 +148,11 @@ def test_heap_shortcut_agrees_on_mangled_lines(line, junk, pos):
     mangled = (line[:pos] + junk + line[pos:]).replace("\n", " ").replace("\r", " ").rstrip(" \t")
     if mangled:
         _check_shortcut(mangled)
+
+
+def test_declared_sections_name_terminals_that_have_handlers():
+    """The run-boundary table names real terminals, each read by a handler (a typo would never split)."""
+    from logscope.parsers.mcu.assembler import SECTIONS
+
+    handlers = set(McuAssembler(logscope.io.decode_bytes(b"", "<empty>")).handlers)
+    assert set(SECTIONS) <= {name for name, _, _ in _terminals()} & handlers

@@ -1,4 +1,4 @@
-"""Memory over operators, and the peak, derived from the MCU frames (issue 4).
+"""Memory over operators, and the peak, derived from the MCU frames.
 
 For each run the `curve` frame gets one row per step (an op, a layer, or a heap event), built from the
 first of these sources that the run has:
@@ -23,7 +23,8 @@ log states a budget (else the shortfall an allocation error printed), `headroom_
 
 Event statistics are filled for every run with events: for ESP-IDF `heap_trace_dump` records (free
 times are not logged, so there is no curve) freed records count as freed; the leak is what remains, to
-compare with the leak report the trace printed (`reported_leak_*`).
+compare with the leak report the trace printed (`reported_leak_*`). The peak of a dump is a lower
+bound, max(bytes never freed, largest record), and says so in `derivation`.
 """
 
 from __future__ import annotations
@@ -75,6 +76,8 @@ def add_mcu_memory(log: ParsedLog) -> None:
                     "final_bytes": _int(curve["live_bytes"].iloc[-1]),
                     "curve_steps": len(curve),
                 }
+        if row.get("peak_bytes") is None and by_run["events"].get(index) is not None:
+            row |= _dump_peak(by_run["events"][index])
         if row.get("peak_bytes") is None and _present(run.get("reported_bytes")):
             row |= {
                 "derivation": f"reported: {run['reported_label']}",
@@ -255,6 +258,28 @@ def _peak(curve: pd.DataFrame) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------------------- events
+def _dump_peak(events: pd.DataFrame) -> dict[str, Any]:
+    """A lower bound of the peak from a `heap_trace_dump` (records carry no free times, so no curve).
+
+    The blocks never freed were all live at the end, and the largest record was live when allocated:
+    peak >= max(sum of unfreed records, largest record). All records at once is the upper bound.
+    """
+    dump = events[(events["source"] == "esp-idf-heap-trace-dump") & events["size_bytes"].notna()]
+    if not len(dump):
+        return {}
+    sizes = dump["size_bytes"].astype("int64")
+    alive = int(sizes[~dump["freed"].fillna(False).astype(bool)].sum())
+    largest = int(sizes.max())
+    position = int(np.argmax(sizes.to_numpy()))
+    line = _int(dump["line"].iloc[-1] if alive >= largest else dump["line"].iloc[position])
+    return {
+        "derivation": f"heap trace dump, no free times: lower bound = max(bytes never freed {alive}, largest "
+        f"record {largest}); upper bound {int(sizes.sum())} (every record live at once)",
+        "peak_bytes": max(alive, largest),
+        "peak_line": line,
+    }
+
+
 def replay_events(events: pd.DataFrame) -> tuple[pd.DataFrame, dict[Any, dict[str, Any]]]:
     """Replay alloc/free events per run: `freed_bytes` per free, `live_bytes` after each event, and totals.
 

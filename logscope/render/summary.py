@@ -202,6 +202,13 @@ def _mcu_runs_text(log: ParsedLog, runs: list[dict[str, Any]]) -> list[str]:
             + (f" — {extra}" if extra else "")
             + f"  lines {run['lines'][0]}-{run['lines'][1]}"
         )
+        status = run["status"]
+        if status is not None:
+            fault = f"; then {status['fault']} (line {status['fault_line']})" if status["fault"] else ""
+            out.append(
+                f"  {'status':<26} {status['status']} ({status['reason']}, line {status['line']}): "
+                f"{status['message']}{fault}"
+            )
         peak_op = mem["peak_op"]
         where = ""
         if peak_op is not None:

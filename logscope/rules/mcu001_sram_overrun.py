@@ -4,16 +4,17 @@
 For each run of an MCU trace or report, compares the peak memory (the highest total of a per-op heap
 trace, the busiest step of a buffer plan or per-layer table, or the tool's reported total) with the
 budget: `sram_bytes` when given (`--sram 320KiB`, a `--target` preset or the configuration), else the
-budget the log itself states (`RAM budget: 65536 B`, ESP-IDF heap region sizes). A peak above the
+budget the log itself states (`RAM budget: 65536 B`, a stated tensor arena size, the SRAM a boot banner
+names, ESP-IDF heap region sizes); the finding says which line the budget came from. A peak above the
 budget is an error naming the op that makes it and the overshoot.
 
 ## Why it matters
 An MCU has no virtual memory: past the SRAM size the arena does not fit and the model cannot run, or
-the heap overwrites whatever sits next to it. Background note 004: the STM32F746 keyword-spotting model
+the heap overwrites whatever sits next to it. A published case: a keyword-spotting model on an STM32F746
 peaked at 340 KB on a 320 KB part.
 
 ## Example
-`fixtures/synthetic/heap-trace-stm32-uart-bytes-leak.txt` (synthetic, issue 4: per-op trace over UART):
+`fixtures/synthetic/heap-trace-stm32-uart-bytes-leak.txt` (synthetic: a per-op trace printed over UART):
 ```text
 [    0.004] RAM budget: 65536 B
 [    0.986] --- inference 3 ---
@@ -24,7 +25,7 @@ The third inference peaks at 69,384 B in op 2 (Conv2D), 3,848 B over the 65,536 
 ## How to fix
 - Move weights to flash (`const` / a `.rodata` section) if they sit in SRAM.
 - Reuse activation buffers (the planner's arena instead of per-op `malloc`), shrink the peak layer's
-  input, or replace im2col convolutions with direct ones (note 004: 40 KB → 8 KB of scratch).
+  input, or replace im2col convolutions with direct ones (in that STM32F746 case a depthwise convolution's scratch went from 40 KB to 8 KB).
 - If the peak grows from run to run, fix the leak first (`heap-leak`, MCU003).
 
 ## Options
@@ -70,7 +71,12 @@ def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
         else:
             budget = as_int(row.budget_bytes)
             budget_line = as_int(run.budget_line) if run is not None else None
-            budget_from = f"the log (line {budget_line})" if budget_line else "the log"
+            label = as_str(run.budget_label) if run is not None else None
+            budget_from = (
+                "the log"
+                + (f"'s {label}" if label else "")
+                + (f" (line {budget_line})" if budget_line else "")
+            )
         if budget is None or peak <= budget:
             continue
         peak_line = as_int(row.peak_line)

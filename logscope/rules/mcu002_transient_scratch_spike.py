@@ -10,11 +10,12 @@ reports the peak layer when it is a convolution and its scratch is at least `buf
 working set (an RNN's `buf` holds its gates and state, not im2col columns).
 
 ## Why it matters
-A scratch buffer adds directly to the peak at the op that needs it. Background note 004: a DWConv with
+A scratch buffer adds directly to the peak at the op that needs it. A published case: a DWConv with
 per-channel im2col needed 40 KB of scratch; a direct convolution needed 8 KB.
 
 ## Example
-A synthetic excerpt in the format of issue 4 (no public trace shows the pattern):
+A synthetic excerpt in the per-op heap trace format (`Op[i] NAME: delta=..., total=...`); no public
+trace shows the pattern:
 ```text
 Op[0] Conv2D: delta=+12000, total=45000
 Op[1] Conv2D: delta=+20000, total=65000

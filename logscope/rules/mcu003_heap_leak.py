@@ -4,9 +4,16 @@
 Reports, per trace:
 - per-op heap traces with several inferences whose baseline (the heap before the first op) grows from
   one inference to the next: what one run did not give back;
+- per-op heap trace runs that keep more at their end than the other inferences of the trace do:
+  kept = total after the last op - the run's baseline, compared with the smallest kept of the trace
+  (what every inference legitimately holds at its end, such as its output). A run already reported by
+  a growing baseline is not reported twice; one inference alone is never reported, since nothing tells
+  its output buffer from a leak;
 - heap event logs (ESP-IDF, Mbed) whose replay leaves allocations without a free, when the trace
   records frees at all (an allocation-only excerpt proves nothing) or reports the leak itself
-  (`Found 10 leaked bytes in 4 blocks.`).
+  (`Found 10 leaked bytes in 4 blocks.`);
+- a leak the log states without events to replay: ESP-IDF's one-line summary (`12 bytes 'leaked' in
+  trace (1 allocations)`) or its unit-test leak check (`... After 291004 bytes free (delta 12)`).
 
 ## Why it matters
 A leak of a few hundred bytes per inference exhausts an MCU's heap after hours or days; the symptom is
@@ -36,7 +43,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 
 from logscope.model import ParsedLog
-from logscope.rules._common import as_int, fmt_bytes
+from logscope.rules._common import as_int, as_str, fmt_bytes
 from logscope.rules.finding import Finding, Severity
 
 CODE = "MCU003"
@@ -63,6 +70,7 @@ def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
         for a, b in pairwise(traced)
         if (as_int(b.baseline_bytes) or 0) - (as_int(a.baseline_bytes) or 0) >= options.min_bytes
     ]
+    grown = {as_int(a.run_index) for a, _ in growth}
     if growth:
         first, last = growth[0][0], growth[-1][1]
         lines = []
@@ -94,9 +102,55 @@ def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
             },
             hint="free every buffer allocated during inference, or allocate once at init; prefer a static arena",
         )
+    # Runs that end further above their baseline than the other runs of the trace.
+    heap_runs = [
+        r
+        for r in traced
+        if (as_str(r.derivation) or "").startswith("heap trace") and as_int(r.final_bytes) is not None
+    ]
+    kept_by_run = {
+        as_int(r.run_index): (as_int(r.final_bytes) or 0) - (as_int(r.baseline_bytes) or 0) for r in heap_runs
+    }
+    usual = min(kept_by_run.values()) if len(kept_by_run) > 1 else None
+    for row in heap_runs:
+        run_index = as_int(row.run_index)
+        baseline, final = as_int(row.baseline_bytes) or 0, as_int(row.final_bytes) or 0
+        if usual is None or run_index in grown or kept_by_run[run_index] - usual < options.min_bytes:
+            continue
+        run = runs.get(run_index)
+        end_line = as_int(run.end_line) if run is not None else None
+        base_line = as_int(run.baseline_line) if run is not None else None
+        yield Finding(
+            message=f"run {run_index} ends at {fmt_bytes(final)} (line {end_line}), {fmt_bytes(final - baseline)} "
+            f"above its {fmt_bytes(baseline)} baseline"
+            + (f" (line {base_line})" if base_line is not None else " (first total - first delta)")
+            + (
+                f"; the other runs keep {fmt_bytes(usual)}"
+                if usual
+                else "; the other runs end at their baseline"
+            ),
+            line=end_line,
+            lines=tuple(sorted({v for v in (base_line, end_line) if v is not None})),
+            subject="heap",
+            evidence={
+                "run_index": run_index,
+                "baseline_bytes": baseline,
+                "baseline_line": base_line,
+                "final_bytes": final,
+                "final_line": end_line,
+                "kept_bytes": final - baseline,
+                "usual_kept_bytes": usual,
+                "computation": "kept = total after the run's last op - the run's baseline; reported when kept - "
+                "the smallest kept of the trace's runs >= min_bytes",
+            },
+            hint="free every buffer allocated during inference, or allocate once at init; prefer a static arena",
+        )
     # Event replays.
+    replayed: set[int | None] = set()
     for row in memory.itertuples(index=False):
         leak = as_int(row.leak_bytes)
+        if leak is not None:
+            replayed.add(as_int(row.run_index))
         if not leak or leak < options.min_bytes:
             continue
         run = runs.get(as_int(row.run_index))
@@ -125,4 +179,27 @@ def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
                 "computation": "replay: allocations without a matching free at the end of the trace",
             },
             hint="free every buffer allocated in the traced path (the callers show where), or allocate once at init",
+        )
+    # Leaks the log states, in runs without events to replay.
+    for run in log.frames["mcu_runs"].itertuples(index=False):
+        reported, line = as_int(run.reported_leak_bytes), as_int(run.reported_leak_line)
+        if as_int(run.run_index) in replayed or reported is None or reported < options.min_bytes:
+            continue
+        blocks = as_int(run.reported_leak_blocks)
+        yield Finding(
+            message=f"the log reports {fmt_bytes(reported)}"
+            + (f" in {blocks} block(s)" if blocks is not None else "")
+            + f" not freed (line {line})",
+            line=line,
+            lines=(line,) if line is not None else (),
+            subject="heap",
+            evidence={
+                "run_index": as_int(run.run_index),
+                "reported_leak_bytes": reported,
+                "reported_leak_blocks": blocks,
+                "reported_leak_line": line,
+                "computation": "as printed (no allocation events to replay)",
+            },
+            hint="free every buffer allocated in the traced path, or allocate once at init; a heap trace "
+            "(heap_trace_start / heap_trace_dump) names the callers",
         )

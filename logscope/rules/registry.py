@@ -29,6 +29,8 @@ from logscope.rules import (
     mcu003_heap_leak,
     mcu004_alignment_overhead,
     mcu005_arena_too_small,
+    mcu006_run_failed,
+    mcu007_ops_on_cpu,
     mem001_low_memory_reuse,
     mem002_activation_peak_over_budget,
     mem003_high_scratch_share,
@@ -75,6 +77,8 @@ RULE_MODULES: tuple[ModuleType, ...] = (
     mcu003_heap_leak,
     mcu004_alignment_overhead,
     mcu005_arena_too_small,
+    mcu006_run_failed,
+    mcu007_ops_on_cpu,
     log001_unparsed_table_rows,
     # Cross-check rules: NEEDS check_* frames, present only after `logscope check LOG --onnx MODEL`.
     ref001_pool_above_reference,

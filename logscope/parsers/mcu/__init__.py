@@ -1,9 +1,11 @@
-"""Microcontroller runtime and tool memory output (issue 4): TFLite Micro, NNoM, ESP-IDF heap tracing,
+"""Microcontroller runtime and tool memory output: TFLite Micro, NNoM, ESP-IDF heap tracing,
 Mbed, Arm Vela, ST X-CUBE-AI / Edge AI, ESP-DL, TinyEngine, and the per-operator heap trace
 (`Op[i] NAME: delta=…, total=…`) that users print from their own inference loop.
 
-`grammars/mcu.lark` is the line vocabulary, `vocabulary` says what each terminal means, `assembler`
-turns classified lines into runs and frames.
+`grammars/mcu.lark` is the line vocabulary and `vocabulary` says what each terminal means. Each format
+family has its module of handlers (`heaptrace`, `tflm`, `nnom`, `espidf`, `mbed`, `unity`, `vela`, `st`,
+`espdl`, `tinyengine`) on the shared state (`state`, a `logscope.parsers.base.BaseAssembler`), and
+`assembler` maps each terminal to its handler, counts every line and builds the frames.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from typing import Any
 from logscope.io import LogSource, LogText
 from logscope.model import ParsedLog
 from logscope.parsers.grammar import load_line_grammar
-from logscope.parsers.mcu.assembler import HEAP_FIELDS, McuAssembler, to_bytes
+from logscope.parsers.mcu.assembler import McuAssembler
+from logscope.parsers.mcu.state import HEAP_FIELDS, to_bytes
 from logscope.parsers.mcu.vocabulary import format_of, is_evidence
 
 __all__ = ["format_of", "is_evidence", "parse_mcu", "parse_mcu_blocks", "to_bytes"]
@@ -61,7 +64,8 @@ def _parse(source: LogSource, blocks: Iterable[tuple[list[str], list[int]]]) -> 
     classify = load_line_grammar("mcu").lexer.classify
     feed, blank, heap_row = assembler.feed, assembler.feed_blank, assembler.heap_row
     heap_match, groups, prefixed = _heap_shortcut()
-    for lines, numbers in blocks:
+
+    def feed_block(lines: list[str], numbers: list[int]) -> None:
         for line, number in zip(lines, numbers, strict=True):
             if not line:
                 blank()
@@ -75,4 +79,7 @@ def _parse(source: LogSource, blocks: Iterable[tuple[list[str], list[int]]]) -> 
                 continue
             kind, fields = classify(line)
             feed(kind, fields, line, number)
+
+    # The base counts a physical line once when `logscope.io` split it into several logical lines.
+    assembler.feed_lines(blocks, feed_block)
     return assembler.finish()

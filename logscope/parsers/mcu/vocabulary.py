@@ -15,8 +15,11 @@ import functools
 
 # (terminal-name prefix, family, format); the first matching prefix wins, so longer prefixes come first.
 _PREFIXES: tuple[tuple[str, str, str], ...] = (
+    ("HEAP_BANNER_", "board", "boot-banner"),
     ("HEAP_", "heap-trace", "heap-trace"),
     ("TFLM_ALLOC_", "tflm", "tflm-allocator"),
+    ("TFLM_ARENA_USED", "tflm", "tflm-app-print"),
+    ("TFLM_CALL_", "tflm", "tflm-app-print"),
     ("TFLM_ARENA_", "tflm", "tflm-allocator"),
     ("TFLM_PLAN_", "tflm", "tflm-planner"),
     ("TFLM_PROF_", "tflm", "tflm-profiler"),
@@ -27,8 +30,12 @@ _PREFIXES: tuple[tuple[str, str, str], ...] = (
     ("NNOM_", "nnom", "nnom-compile"),
     ("ESPH_DUMP_", "esp-idf-heap", "esp-idf-heap-trace-dump"),
     ("ESPH_CAPS_", "esp-idf-heap", "esp-idf-heap-caps"),
+    ("ESPH_LEAK_CHECK", "esp-idf-heap", "esp-idf-unit-test-leak-check"),
     ("ESPH_", "esp-idf-heap", "esp-idf-host-heap-log"),
+    ("MBED_FAULT_", "mbed", "mbed-fault"),
+    ("MBED_ERROR_", "mbed", "mbed-fault"),
     ("MBED_", "mbed", "mbed-mem-trace"),
+    ("UNITY_", "unity", "unity-test"),
     ("VELA_LAYER_", "vela", "vela-per-layer"),
     ("VELA_CSV_", "vela", "vela-per-layer"),
     ("VELA_SUBGRAPH", "vela", "vela-per-layer"),
@@ -60,6 +67,13 @@ WEAK = frozenset(
         "ST_V1_CONT",
         "ST_CLAYER_TENSOR",
         "ST_WARNING",
+        "VELA_CONSTRAINT",
+        "MBED_FAULT_REGISTER",
+        "MBED_ERROR_FIELD",
+        "UNITY_RESULT",
+        "UNITY_SUMMARY",
+        "UNITY_VERDICT",
+        "TFLM_CALL_FAILED",
     }
 )
 
@@ -78,7 +92,6 @@ NOISE = frozenset(
         "ESPH_DECODED",
         "ESPH_HOST_NOISE",
         "VELA_METRIC",
-        "VELA_OPERATORS",
         "VELA_CONFIG",
         "ST_NOTE",
         "ST_HEADER",
@@ -92,6 +105,9 @@ NOISE = frozenset(
         "ESPDL_LOCATION",
     }
 )
+# Formats that describe the platform around a run (its crash report, its boot banner), not what ran:
+# they do not decide a run's family.
+PLATFORM_FORMATS = frozenset({"mbed-fault", "boot-banner"})
 # Other programs' lines: shell prompts and other components' ESP-IDF log lines.
 FOREIGN = frozenset({"SHELL", "ESP_MSG"})
 
