@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_LOG := fixtures/rknn/09-build-verbose-mobilenetv1-rv1106-tk2-1.5.2-simulator.log
 
-.PHONY: demo test lint bench golden golden-findings rules-doc docs check-html clean
+.PHONY: demo test lint bench golden golden-findings rules-doc docs check-html clean corpus corpus-tflm
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -66,6 +66,15 @@ check-html: $(STAMP)
 		--window-size=1200,5000 --screenshot=$(abspath $(CHECK_HTML))/report.png \
 		file://$(abspath $(CHECK_HTML))/report.html 2>/dev/null
 	@echo "look at $(CHECK_HTML)/report.png"
+
+# The TFLM corpus: .tflite models built with tflite-micro's model editor, run in its interpreter; the
+# printouts and a manifest are committed (fixtures/tflm-corpus). Needs the `corpus` extra.
+corpus-tflm: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[corpus]'
+	nice -n 10 $(BIN)/python tools/corpus/tflm.py --out fixtures/tflm-corpus
+	$(BIN)/python tools/corpus/tflm_accuracy.py --write docs/reference.md
+
+corpus: corpus-tflm
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

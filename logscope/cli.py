@@ -227,10 +227,26 @@ def _input_shapes(values: list[str] | None) -> dict[str | None, tuple[int, ...]]
     return shapes
 
 
+class ReferenceFormat(str, Enum):
+    text = "text"
+    json = "json"
+    c = "c"
+
+
 @app.command("reference")
 def reference_command(
-    model: Path = typer.Argument(..., help="An ONNX model (.onnx)."),
-    output_format: TextOrJson = typer.Option(TextOrJson.text, "--format", "-f", help="text or json."),
+    model: Path = typer.Argument(..., help="An ONNX model (.onnx) or a TFLite model (.tflite)."),
+    output_format: ReferenceFormat = typer.Option(
+        ReferenceFormat.text, "--format", "-f", help="text, json, or c (.tflite: the kTensorArenaSize line)."
+    ),
+    margin: float = typer.Option(0.0, "--margin", help=".tflite: safety factor on tensor_arena (0.1: +10%)."),
+    arch: str = typer.Option("x86_64", "--arch", help=".tflite: struct sizes of x86_64 or arm32 (Cortex-M)."),
+    kernels: str = typer.Option(
+        "reference", "--kernels", help=".tflite: scratch buffers of reference or cmsis-nn kernels."
+    ),
+    runtime: str = typer.Option(
+        "auto", "--runtime", help="auto (.tflite: tflm, .onnx: rknn) or tflm for an ONNX model."
+    ),
     target: str = typer.Option("rk3588", "--target", help="RKNN platform: rk3588, rv1106, rk3566..."),
     dtype: str = typer.Option("int8", "--dtype", help="Deployment dtype: int8 (int32 bias), fp16 or fp32."),
     input_shape: list[str] | None = typer.Option(
@@ -246,7 +262,23 @@ def reference_command(
     plot: Path | None = typer.Option(None, "--plot", help="Write the memory-over-ops curves as a PNG."),
     force: bool = _FORCE,
 ) -> None:
-    """Memory figures of an ONNX model: weights, MACs, lifetimes, every planner, RKNN emulation."""
+    """Memory figures of a model. ONNX: weights, MACs, lifetimes, every planner, RKNN emulation.
+    .tflite: the TFLite Micro tensor_arena (head + tail), the op of the peak, every component."""
+    from logscope.reference.tflite_loader import is_tflite
+
+    if runtime not in ("auto", "tflm", "rknn"):
+        raise _fail(f"--runtime {runtime!r}: auto, tflm or rknn")
+    tflite = is_tflite(model) or model.suffix.lower() == ".tflite"
+    if tflite and runtime == "rknn":
+        raise _fail("--runtime rknn needs an ONNX model; a .tflite model is predicted for TFLM")
+    if tflite or runtime == "tflm":
+        onnx_dtype = None if tflite else (dtype, _input_shapes(input_shape))
+        _reference_tflite(
+            model, output_format, margin, arch, kernels, frames_out, frames_format.value, plot, onnx_dtype
+        )
+        return
+    if output_format is ReferenceFormat.c:
+        raise _fail("--format c prints TFLM's kTensorArenaSize: it needs a .tflite model")
     from logscope.reference import ReferenceOptions, analyze_model
     from logscope.render.reference import (
         plot_reference_curves,
@@ -276,16 +308,61 @@ def reference_command(
             plot_reference_curves(result, plot)
     except OSError as exc:
         raise _fail(f"cannot write output: {exc.strerror or exc}") from None
-    if output_format is TextOrJson.json:
+    if output_format is ReferenceFormat.json:
         sys.stdout.write(render_reference_json(result) + "\n")
     else:
         Console(highlight=False, soft_wrap=True).print(render_reference_text(result), markup=False)
 
 
+def _reference_tflite(
+    model: Path,
+    output_format: ReferenceFormat,
+    margin: float,
+    arch: str,
+    kernels: str,
+    frames_out: Path | None,
+    frames_format: str,
+    plot: Path | None,
+    onnx: tuple[str, dict[str | None, tuple[int, ...]]] | None = None,
+) -> None:
+    from logscope.reference.tflm import TflmOptions, analyze_tflite, predict_arena
+    from logscope.reference.tflm_onnx import onnx_tflm_model
+    from logscope.render.reference import write_reference_frames
+    from logscope.render.tflm import plot_tflm_curve, render_tflm_c, render_tflm_json, render_tflm_text
+
+    try:
+        options = TflmOptions(arch=arch, kernels=kernels, margin=margin)
+        if onnx is None:
+            pred = analyze_tflite(model, options)
+        else:
+            pred = predict_arena(onnx_tflm_model(model, onnx[0], onnx[1]), options)
+            pred.notes.insert(0, "ONNX converted as the TFLite converter would (docs/reference.md)")
+    except LogscopeError as exc:
+        raise _fail(str(exc)) from None
+    try:
+        if frames_out is not None:
+            write_reference_frames(pred.frames, frames_out, frames_format)
+        if plot is not None:
+            plot_tflm_curve(pred, plot)
+    except OSError as exc:
+        raise _fail(f"cannot write output: {exc.strerror or exc}") from None
+    if output_format is ReferenceFormat.json:
+        sys.stdout.write(render_tflm_json(pred) + "\n")
+    elif output_format is ReferenceFormat.c:
+        sys.stdout.write(render_tflm_c(pred))
+    else:
+        Console(highlight=False, soft_wrap=True).print(render_tflm_text(pred), markup=False)
+
+
 @app.command("check")
 def check_command(
-    log_file: Path = typer.Argument(..., help="An RKNN build or runtime log."),
-    onnx_model: Path = typer.Option(..., "--onnx", help="The ONNX model the log was built from."),
+    log_file: Path = typer.Argument(..., help="An RKNN build or runtime log, or an MCU trace."),
+    onnx_model: Path | None = typer.Option(None, "--onnx", help="The ONNX model an RKNN log was built from."),
+    model_file: Path | None = typer.Option(
+        None, "--model", help="The model: .tflite for an MCU trace (TFLM prediction), .onnx as --onnx."
+    ),
+    arch: str | None = typer.Option(None, "--arch", help="MCU: x86_64 or arm32 (default: from the trace)."),
+    kernels: str = typer.Option("reference", "--kernels", help="MCU: reference or cmsis-nn kernels."),
     target: str | None = typer.Option(None, "--target", help="RKNN platform (default: the log's)."),
     dtype: str | None = typer.Option(None, "--dtype", help="int8, fp16 or fp32 (default: the log's)."),
     input_shape: list[str] | None = typer.Option(None, "--input-shape", help="NAME=1x3x640x640 (repeat)."),
@@ -311,9 +388,33 @@ def check_command(
         None, "--ignore", help="Skip these rules (added to the config's)."
     ),
 ) -> None:
-    """Put a log and its ONNX model side by side: weights, pool, tensors, fusions, allocator; then run
-    the rules on the checked log (the REF rules judge the disagreements)."""
+    """Put a log and its model side by side, then run the rules on the checked log (the REF rules judge
+    the disagreements). RKNN log + ONNX: weights, pool, tensors, fusions, allocator. MCU trace + .tflite:
+    allocator figures, per-op heap trace, op list and stated arena against the TFLM prediction."""
     from logscope.api import parse
+    from logscope.reference.tflite_loader import is_tflite
+
+    if onnx_model is not None and model_file is not None:
+        raise _fail("give the model once: --model or --onnx")
+    if model_file is not None and (is_tflite(model_file) or model_file.suffix.lower() == ".tflite"):
+        rknn_only = {
+            "--onnx": onnx_model,
+            "--target": target,
+            "--dtype": dtype,
+            "--input-shape": input_shape,
+            "--quirk": quirk,
+            "--build": build,
+        }
+        given = [k for k, v in rknn_only.items() if v]
+        if given:
+            raise _fail(f"{', '.join(given)}: RKNN-only option(s); a .tflite model checks an MCU trace")
+        _check_mcu(
+            log_file, model_file, arch, kernels, output_format, plot, fail_on, config_path, select, ignore
+        )
+        return
+    onnx_model = onnx_model or model_file
+    if onnx_model is None:
+        raise _fail("name the model: --model MODEL.tflite (MCU trace) or --onnx MODEL.onnx (RKNN log)")
     from logscope.reference import check_log_against_model
     from logscope.render.reference import (
         plot_check_curves,
@@ -331,6 +432,36 @@ def check_command(
             fail_on=fail_on.value if fail_on else None,
         )
         log = parse(log_file)
+        if log.kind.startswith("mcu") and model_file is None:
+            raise _fail(f"{log_file} is an MCU trace ({log.kind}): check it with --model MODEL.tflite|.onnx")
+    except LogscopeError as exc:
+        raise _fail(str(exc)) from None
+    if log.kind.startswith("mcu"):
+        given = [k for k, v in {"--target": target, "--quirk": quirk, "--build": build}.items() if v]
+        if given:
+            raise _fail(f"{', '.join(given)}: RKNN-only option(s); {log_file} is an MCU trace")
+        try:
+            onnx = (dtype or "int8", _input_shapes(input_shape))
+        except LogscopeError as exc:
+            raise _fail(str(exc)) from None
+        _check_mcu(
+            log_file,
+            onnx_model,
+            arch,
+            kernels,
+            output_format,
+            plot,
+            fail_on,
+            config_path,
+            select,
+            ignore,
+            onnx=onnx,
+            parsed=log,
+        )
+        return
+    if arch is not None or kernels != "reference":
+        raise _fail("--arch and --kernels are for MCU traces checked against a .tflite or ONNX model")
+    try:
         result = check_log_against_model(
             log,
             onnx_model,
@@ -358,6 +489,55 @@ def check_command(
         sys.stdout.write(render_check_json(result, log.findings) + "\n")
     else:
         Console(highlight=False, soft_wrap=True).print(render_check_text(result, log.findings), markup=False)
+    worst = worst_severity(log.findings)
+    if worst is not None and worst >= config.fail_on:
+        raise typer.Exit(code=1)
+
+
+def _check_mcu(
+    log_file: Path,
+    model_file: Path,
+    arch: str | None,
+    kernels: str,
+    output_format: TextOrJson,
+    plot: Path | None,
+    fail_on: Level | None,
+    config_path: Path | None,
+    select: list[str] | None,
+    ignore: list[str] | None,
+    onnx: tuple[str, dict[str | None, tuple[int, ...]]] | None = None,
+    parsed: ParsedLog | None = None,
+) -> None:
+    from logscope.api import parse
+    from logscope.reference.tflite_loader import load_tflite
+    from logscope.reference.tflm import TflmOptions
+    from logscope.reference.tflm_check import check_trace_against_tflite
+    from logscope.reference.tflm_onnx import onnx_tflm_model
+    from logscope.render.tflm import plot_tflm_curve, render_mcu_check_json, render_mcu_check_text
+    from logscope.rules import analyze_log, resolve_config, worst_severity
+
+    try:
+        config = resolve_config(config_path, log_file).with_overrides(
+            select=select, ignore=ignore, fail_on=fail_on.value if fail_on else None
+        )
+        log = parsed if parsed is not None else parse(log_file)
+        model = load_tflite(model_file) if onnx is None else onnx_tflm_model(model_file, *onnx)
+        options = TflmOptions(arch=arch or "x86_64", kernels=kernels)
+        result = check_trace_against_tflite(log, model, options, arch_given=arch is not None)
+        result.attach_to(log)
+        analyze_log(log, config)
+    except LogscopeError as exc:
+        raise _fail(str(exc)) from None
+    try:
+        if plot is not None:
+            plot_tflm_curve(result.prediction, plot, result)
+    except OSError as exc:
+        raise _fail(f"cannot write output: {exc.strerror or exc}") from None
+    if output_format is TextOrJson.json:
+        sys.stdout.write(render_mcu_check_json(result, log.findings) + "\n")
+    else:
+        text = render_mcu_check_text(result, log.findings)
+        Console(highlight=False, soft_wrap=True).print(text, markup=False)
     worst = worst_severity(log.findings)
     if worst is not None and worst >= config.fail_on:
         raise typer.Exit(code=1)

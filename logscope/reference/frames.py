@@ -150,6 +150,28 @@ REFERENCE_SCHEMAS: dict[str, dict[str, str]] = {
         "expected": BOOL,
         "line": INT,
     },
+    # TFLite Micro arena prediction (logscope.reference.tflm): per op, per planned buffer, per component.
+    "tflm_ops": {
+        "op_index": INT,
+        "op": STR,
+        "output_bytes": INT,
+        "scratch_bytes": INT,
+        "live_bytes": INT,  # planned (16-B rounded) sizes of the buffers live in the op's scope
+        "high_water_bytes": INT,  # max(offset + size) over them
+    },
+    "tflm_buffers": {
+        "index": INT,  # order in which the planner receives the buffer
+        "kind": STR,  # tensor | scratch
+        "tensor": INT,
+        "name": STR,
+        "op": INT,  # the op that requested a scratch buffer
+        "bytes": INT,
+        "size_bytes": INT,  # rounded up to 16 B
+        "first_scope": INT,  # TFLM allocation scope: 0 before the first op, op i in scope i + 1
+        "last_scope": INT,
+        "offset": INT,
+    },
+    "tflm_components": {"component": STR, "bytes": INT, "count": INT, "source": STR},
     # Both memory-over-ops curves of a cross-check (log offsets vs the reference emulation).
     "check_curve": {
         "source": STR,

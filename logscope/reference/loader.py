@@ -47,13 +47,7 @@ def load_model(path: str | os.PathLike[str], limits: LoadLimits | None = None) -
 
     limits = limits or LoadLimits()
     file = Path(path)
-    if not file.exists():
-        raise InputError(f"{file}: no such file")
-    if not file.is_file():
-        raise InputError(f"{file}: not a regular file")
-    size = file.stat().st_size
-    if size > limits.max_model_bytes:
-        raise ModelTooLargeError(f"{file}: {size} bytes, over the {limits.max_model_bytes}-byte model limit")
+    size = model_file_size(file, limits.max_model_bytes, "model")
     if size == 0:
         raise ModelFormatError(f"{file}: empty file, not an ONNX model")
     data = file.read_bytes()
@@ -70,6 +64,19 @@ def load_model(path: str | os.PathLike[str], limits: LoadLimits | None = None) -
     _check_graph_bounds(file, model, limits)
     _resolve_external_data(file, model, limits)
     return model
+
+
+def model_file_size(file: Path, max_bytes: int, what: str) -> int:
+    """The size of a model file that exists, is a regular file and is within `max_bytes`; else the
+    `InputError` / `ModelTooLargeError` that says which."""
+    if not file.exists():
+        raise InputError(f"{file}: no such file")
+    if not file.is_file():
+        raise InputError(f"{file}: not a regular file")
+    size = file.stat().st_size
+    if size > max_bytes:
+        raise ModelTooLargeError(f"{file}: {size} bytes, over the {max_bytes}-byte {what} limit")
+    return size
 
 
 def _check_graph_bounds(file: Path, model: onnx.ModelProto, limits: LoadLimits) -> None:

@@ -47,6 +47,8 @@ from logscope.rules import (
     ref001_pool_above_reference,
     ref002_missed_fusion,
     ref003_weight_size_mismatch,
+    ref004_trace_model_mismatch,
+    ref005_arena_below_prediction,
     ver001_version_mismatch,
 )
 from logscope.rules.finding import Finding, Severity
@@ -84,6 +86,9 @@ RULE_MODULES: tuple[ModuleType, ...] = (
     ref001_pool_above_reference,
     ref002_missed_fusion,
     ref003_weight_size_mismatch,
+    # MCU cross-check rules: after `logscope check TRACE --model MODEL.tflite`.
+    ref004_trace_model_mismatch,
+    ref005_arena_below_prediction,
 )
 
 _CODE = re.compile(r"^([A-Z]{2,4})(\d{3})$")

@@ -5,9 +5,10 @@ validated like a configuration file) and compares the findings, in order, with `
 line (the excerpt's own numbering) and substrings of the message.
 
 A case with `model = "NAME"` (a model of tests/check_models.py) is first checked against that ONNX
-model, as `logscope check` does (optional `target`, `quirks`); the cross-check frames it attaches are
-what the `REF` rules need. A rule that needs them must name a model in every case, or its passing
-cases would pass only because the rule never ran.
+model, as `logscope check` does (optional `target`, `quirks`); a case with `tflite = "PATH"` (a
+committed .tflite) is checked as `logscope check TRACE --model PATH` does. The cross-check frames
+they attach are what the `REF` rules need. A rule that needs them must name a model in every case, or
+its passing cases would pass only because the rule never ran.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from logscope.rules.config import config_from_mapping
 from tests import check_models
 
 CASES_DIR = Path(__file__).parent / "cases"
+REPO = Path(__file__).resolve().parents[2]
 
 
 def load_cases() -> list[tuple[str, dict]]:
@@ -53,6 +55,11 @@ def run_case(code: str, case: dict):
             quirks=frozenset(case.get("quirks", ())),
         )
         check.attach_to(log)
+    if "tflite" in case:
+        from logscope.reference.tflite_loader import load_tflite
+        from logscope.reference.tflm_check import check_trace_against_tflite
+
+        check_trace_against_tflite(log, load_tflite(REPO / case["tflite"])).attach_to(log)
     return run_rules(log, config)
 
 
@@ -68,6 +75,8 @@ def test_checked_rules_name_a_model_in_every_case():
     for code, case in CASES:
         if "model" in case:
             assert case["model"] in check_models.MODELS, (code, case["name"], case["model"])
+        elif "tflite" in case:
+            assert (REPO / case["tflite"]).is_file(), (code, case["name"], case["tflite"])
         else:
             assert not needs_check(code), f"{code} {case['name']}: needs `model = ...` to run at all"
 
