@@ -34,6 +34,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/mcu_run.py
 	$(BIN)/python benchmarks/audit_bench.py
 	$(BIN)/python benchmarks/degenerate.py
+	$(BIN)/python benchmarks/fixed_costs.py
 
 # Mutated fixtures and ONNX models, 10,000 cases per family (tests/fuzz/harness.py states the outcomes
 # and limits); hours of CPU on two cores, so it runs at low priority. `make test` runs a fixed-seed slice.

@@ -49,6 +49,8 @@ def _read_stdin() -> bytes:
 def _parse_blocks(source: LogSource, blocks: Iterator[tuple[list[str], list[int]]]) -> ParsedLog:
     """Detect the family (`logscope.detect`) on the first blocks, then parse every block with its parser."""
     detection, head = detect_blocks(blocks)
+    if detection.family is None:
+        raise InputError(f"{source.path}: {detection.explain()}")
     lines = _drained(head, blocks)
     if detection.family == "mcu":
         log = parse_mcu_blocks(source, lines)

@@ -65,6 +65,7 @@ def _write_ci_format(fmt: str, logs: list[LogFindings]) -> bool:
     """SARIF, GitHub annotations or JUnit on stdout; False when `fmt` is none of them."""
     from logscope import __version__
     from logscope.render.ci import render_github, render_junit, render_sarif
+    from logscope.rules import RULES
 
     if fmt == "sarif":
         text = render_sarif(logs, RULES, __version__)
@@ -258,6 +259,9 @@ def parse_command(
     force: bool = _FORCE,
 ) -> None:
     """Parse logs and run the rules: what was built, where the memory goes, what is wrong."""
+    from logscope.render.ci import LogFindings
+    from logscope.rules import worst_severity
+
     logs: list[ParsedLog] = []
     configs: list[Config] = []
     bad = 0
@@ -329,6 +333,7 @@ def explain_command(
     rule: str = typer.Argument(..., help="A rule code (MEM001) or name (low-memory-reuse)."),
 ) -> None:
     """Print a rule's documentation: what it does, why it matters, an example, how to fix, options."""
+
     try:
         found = get_rule(rule)
     except KeyError:
@@ -632,6 +637,7 @@ def _check_mcu(
     from logscope.reference.tflm_check import check_trace_against_tflite
     from logscope.reference.tflm_onnx import onnx_tflm_model
     from logscope.render.tflm import plot_tflm_curve, render_mcu_check_json, render_mcu_check_text
+    from logscope.rules import resolve_config
 
     try:
         config = resolve_config(config_path, log_file).with_overrides(
@@ -727,6 +733,7 @@ def audit_command(
     """Audit many logs into a DuckDB database: parse, run the rules, store; re-runs skip what is stored."""
     from logscope.audit import DEFAULT_PATTERNS, AuditInterrupted, AuditOptions, RuleOverrides, audit
     from logscope.audit.render import BothProgress, CommitLog, RichProgress, render_audit_json, summary_table
+    from logscope.rules import resolve_config
 
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     sinks: list[object] = []
@@ -862,6 +869,7 @@ def diff_command(
     """Compare two builds: versions, memory, reuse, layer targets, fusions, tensor sizes, new warnings."""
     from logscope.analysis.diff import diff_builds, split_build_ref
     from logscope.render.diff import render_diff_json, render_diff_markdown, render_diff_text
+    from logscope.rules.config import MAX_RATIO, check_number
 
     try:
         if fail_on_regression is not None:

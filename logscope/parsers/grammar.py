@@ -15,6 +15,11 @@ compiler noise behind the `D RKNN:` prefix) `LineLexer.row_matcher` compiles pre
 regex whose guards encode exactly when `classify` would pick that body; tests/test_grammars.py checks
 that both agree on every fixture line.
 tests/test_grammars.py checks that both readings agree on every line of every fixture.
+
+Building a lexer (Lark's analysis, then `re` compiling the alternations) cost 0.5 s of CPU per process,
+more than a small log's whole parse. What it produces is stored on disk by `logscope.parsers.compiled`
+(keyed on the grammar text and this code), alternations are compiled on first use, and Lark itself is
+imported only when a grammar has to be built or the reference parser is asked for.
 """
 
 from __future__ import annotations
@@ -27,13 +32,14 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
-
-from lark import Lark
-from lark.grammar import Rule
-from lark.lexer import TerminalDef
+from typing import TYPE_CHECKING, Any
 
 from logscope.errors import LogscopeError
+from logscope.parsers.compiled import CompiledGrammar, cache_file
+
+if TYPE_CHECKING:  # Lark is imported only to build a grammar the stored form does not hold
+    from lark import Lark
+    from lark.grammar import Rule
 
 _NAMED_GROUP = re.compile(r"\(\?P<([A-Za-z_][A-Za-z0-9_]*)>")
 _PREFIX_SUFFIX = "_PREFIX"
@@ -150,8 +156,35 @@ class RowMatcher:
         return Fields(m, self.prefix_groups, m, self.body_groups)
 
 
+class _Pending:
+    """An alternation not compiled yet: compiled on first use, then put in its context's slots in its
+    place, so a process compiles only the alternations of the first characters its lines start with."""
+
+    __slots__ = ("_build", "_context", "_real", "_slots")
+
+    def __init__(self, build: Callable[[], _Alternation], context: list[Any], slots: list[int]) -> None:
+        self._build, self._context, self._slots = build, context, slots
+        self._real: _Alternation | None = None
+
+    def _resolve(self) -> _Alternation:
+        # A caller holding this object (classify's `alt`) asks for `regex`, then `groups`: build once.
+        if self._real is None:
+            self._real = self._build()
+            for slot in self._slots:
+                self._context[slot] = self._real
+        return self._real
+
+    @property
+    def regex(self) -> re.Pattern[str]:
+        return self._resolve().regex
+
+    @property
+    def groups(self) -> dict[str, _KindGroups]:
+        return self._resolve().groups
+
+
 # A lexer context: first-character bucket -> the alternation of the terminals that can start there.
-_Context = tuple[_Alternation | None, ...]
+_Context = list[_Alternation | _Pending | None]
 
 
 class LineLexer:
@@ -163,52 +196,66 @@ class LineLexer:
     matched at all.
     """
 
-    def __init__(self, lark: Lark) -> None:
-        terminals = {t.name: t for t in lark.terminals}
-        order = sorted(
-            terminals.values(),
-            key=lambda t: (-t.priority, -t.pattern.max_width, -len(t.pattern.value), t.name),
-        )
-        rank = {t.name: i for i, t in enumerate(order)}
-        firsts = _first_terminals(lark.rules)
-        line_start = sorted(firsts["_line"] - {"_NL"}, key=rank.__getitem__)
-        self._terminals = terminals
-        self._order: dict[str, list[str]] = {"": line_start}  # context ("" = line start) -> terminals
-        self._start = self._compile(line_start, terminals)
-        self._after: dict[str, _Context] = {}
-        for rule in lark.rules:
-            head = rule.expansion[0] if rule.expansion else None
-            if (
-                head is not None
-                and head.is_term
-                and head.name.endswith(_PREFIX_SUFFIX)
-                and len(rule.expansion) > 1
-            ):
-                nxt = rule.expansion[1]
-                allowed = {nxt.name} if nxt.is_term else firsts[nxt.name]
-                self._order[head.name] = sorted(allowed, key=rank.__getitem__)
-                self._after[head.name] = self._compile(self._order[head.name], terminals)
-        self.kinds = frozenset(terminals) - {"_NL"}
+    def __init__(
+        self,
+        plan: LexerPlan,
+        compile: Callable[[str], re.Pattern[str]] = re.compile,
+        compiled: Callable[[], None] = lambda: None,
+    ) -> None:
+        """`compile` compiles a regex (a stored program's loader); `compiled` is told when a regex asked
+        for after construction (a row matcher, a terminal) was compiled, so it can be stored too."""
+        self._plan = plan
+        self._compile_regex = compile
+        self._compiled = compiled
+        self._order = plan.order
+        self._start = self._compile(plan.order[""])
+        self._after: dict[str, _Context] = {
+            context: self._compile(names) for context, names in plan.order.items() if context
+        }
+        self.kinds = frozenset(plan.terminals) - {"_NL"}
+        self._row_matchers: dict[tuple[str, str], RowMatcher] = {}
 
-    @staticmethod
-    def _compile(names: list[str], terminals: dict[str, TerminalDef]) -> _Context:
-        alternatives: dict[str, str] = {}
-        starts: dict[str, frozenset[int] | None] = {}
-        for name in names:
-            regexp = terminals[name].pattern.to_regexp()
-            renamed = _NAMED_GROUP.sub(f"(?P<{name}__\\1>", regexp)
-            # A body terminal must cover the whole line: a partial match is not a classification.
-            end = "" if name.endswith(_PREFIX_SUFFIX) else r"\Z"
-            alternatives[name] = f"(?P<{name}>{renamed}){end}"
-            starts[name] = _first_buckets(regexp)
-        compiled: dict[tuple[str, ...], _Alternation | None] = {}
-        by_first: list[_Alternation | None] = []
-        for bucket in range(_BUCKETS):
-            allowed = tuple(n for n in names if (s := starts[n]) is None or bucket in s)
-            if allowed not in compiled:
-                compiled[allowed] = _alternation(allowed, alternatives) if allowed else None
-            by_first.append(compiled[allowed])
-        return tuple(by_first)
+    def _compile(self, names: list[str]) -> _Context:
+        firsts = self._plan.firsts
+        by_bucket: list[list[str]] = [[] for _ in range(_BUCKETS)]
+        for name in names:  # in order, so each bucket's list keeps Lark's order
+            first = firsts[name]
+            for bucket in range(_BUCKETS) if first is None else first:
+                by_bucket[bucket].append(name)
+        context: _Context = [None] * _BUCKETS
+        slots: dict[tuple[str, ...], list[int]] = {}
+        for bucket, bucket_names in enumerate(by_bucket):
+            if bucket_names:
+                slots.setdefault(tuple(bucket_names), []).append(bucket)
+        for allowed, buckets in slots.items():
+            pending = _Pending(functools.partial(self._alternation, allowed), context, buckets)
+            for bucket in buckets:
+                context[bucket] = pending
+        return context
+
+    def _alternation(self, names: tuple[str, ...]) -> _Alternation:
+        alternation = _alternation(names, {n: self._alternative(n) for n in names}, self._compile_regex)
+        self._compiled()
+        return alternation
+
+    def compile_all(self) -> None:
+        """Compile every alternation now (to store a grammar's compiled form whole, once)."""
+        told, self._compiled = self._compiled, lambda: None  # one save at the end, not one per regex
+        try:
+            for context in (self._start, *self._after.values()):
+                for alt in context:
+                    if isinstance(alt, _Pending):
+                        alt.regex  # noqa: B018 - resolving compiles it
+        finally:
+            self._compiled = told
+
+    @functools.cache  # noqa: B019 - one lexer per grammar and process
+    def _alternative(self, name: str) -> str:
+        """Terminal `name` as one branch of an alternation: named after it, fields renamed `NAME__field`."""
+        renamed = _NAMED_GROUP.sub(lambda m: f"(?P<{name}__{m.group(1)}>", self._plan.terminals[name])
+        # A body terminal must cover the whole line: a partial match is not a classification.
+        end = "" if name.endswith(_PREFIX_SUFFIX) else r"\Z"
+        return f"(?P<{name}>{renamed}){end}"
 
     def row_matcher(self, prefix: str, body: str) -> RowMatcher:
         """A one-regex matcher for lines `prefix` + `body` that agrees with `classify` by construction.
@@ -220,11 +267,15 @@ class LineLexer:
         (atomic group), the body starts with a character whose alternation tries `body`, no terminal
         ranked before `body` in those alternations matches, and `body` covers the rest of the line.
         Its `match` returns None when the line is anything else; the caller then uses `classify`.
-        tests/test_grammars.py checks the agreement on every fixture line.
+        tests/test_grammars.py checks the agreement on every fixture line. Built once per lexer.
         """
+        known = self._row_matchers.get((prefix, body))
+        if known is not None:
+            return known
         start, after = self._order[""], self._order[prefix]
-        body_first = _first_buckets(self._regexp(body))
-        earlier = [(name, _first_buckets(self._regexp(name))) for name in after[: after.index(body)]]
+        firsts = self._plan.firsts
+        body_first = firsts[body]
+        earlier = [(name, firsts[name]) for name in after[: after.index(body)]]
         # Only first characters whose alternation tries few terminals before `body` (two at most): a
         # body starting elsewhere (a blank, say, which every `[ \t]*` terminal accepts) goes to classify.
         chars: list[int] = []
@@ -241,15 +292,24 @@ class LineLexer:
         char_class = "".join(re.escape(chr(b)) for b in chars)
         prefix_re = _NAMED_GROUP.sub(f"(?P<{prefix}__\\1>", self._regexp(prefix))
         body_re = _NAMED_GROUP.sub(f"(?P<{body}__\\1>", self._regexp(body))
-        regex = re.compile(f"{guards}(?>{prefix_re})(?=[{char_class}]){body_guards}(?:{body_re})\\Z")
+        regex = self._compile_regex(f"{guards}(?>{prefix_re})(?=[{char_class}]){body_guards}(?:{body_re})\\Z")
         prefix_groups, body_groups = _KindGroups(), _KindGroups()
         for group, index in regex.groupindex.items():
             name, _, field_name = group.rpartition("__")
             (prefix_groups if name == prefix else body_groups)[field_name] = index
-        return RowMatcher(regex.match, prefix_groups, body_groups)
+        matcher = self._row_matchers[prefix, body] = RowMatcher(regex.match, prefix_groups, body_groups)
+        self._compiled()
+        return matcher
+
+    def terminal_regex(self, name: str) -> re.Pattern[str]:
+        """Terminal `name` alone, as a regex that must cover the whole line (prefixes: its start)."""
+        end = "" if name.endswith(_PREFIX_SUFFIX) else r"\Z"
+        regex = self._compile_regex(self._regexp(name) + end)
+        self._compiled()
+        return regex
 
     def _regexp(self, name: str) -> str:
-        return str(self._terminals[name].pattern.to_regexp())
+        return self._plan.terminals[name]
 
     def _anchored(self, name: str) -> str:
         """A terminal as its alternation tries it: prefixes match a start, bodies the whole line."""
@@ -286,8 +346,10 @@ class LineLexer:
 MAX_LINE_CHARS = 16 * 1024
 
 
-def _alternation(names: tuple[str, ...], alternatives: dict[str, str]) -> _Alternation:
-    regex = re.compile("|".join(alternatives[n] for n in names))
+def _alternation(
+    names: tuple[str, ...], alternatives: dict[str, str], compile: Callable[[str], re.Pattern[str]]
+) -> _Alternation:
+    regex = compile("|".join(alternatives[n] for n in names))
     groups: dict[str, _KindGroups] = {n: _KindGroups() for n in names}
     for group, index in regex.groupindex.items():
         name, sep, field_name = group.rpartition("__")
@@ -410,12 +472,76 @@ def _first_terminals(rules: Iterable[Rule]) -> dict[str, set[str]]:
 
 
 @dataclass(frozen=True)
+class LexerPlan:
+    """What a `LineLexer` is built from, read off Lark's analysis of the grammar: plain data, so it can
+    be stored (`logscope.parsers.compiled`) and the next process skips Lark.
+
+    `terminals`: each terminal's regex (field groups named); `order`: per lexer context ("" = line
+    start, else a prefix terminal) the terminals that can come there, in the order Lark tries them
+    (priority, then longest pattern, then name); `firsts`: each terminal's first-character buckets
+    (None: it may start anywhere).
+    """
+
+    terminals: dict[str, str]
+    order: dict[str, list[str]]
+    firsts: dict[str, frozenset[int] | None]
+
+    @classmethod
+    def from_lark(cls, lark: Lark) -> LexerPlan:
+        terminals = {t.name: t for t in lark.terminals}
+        order = sorted(
+            terminals.values(),
+            key=lambda t: (-t.priority, -t.pattern.max_width, -len(t.pattern.value), t.name),
+        )
+        rank = {t.name: i for i, t in enumerate(order)}
+        first_of = _first_terminals(lark.rules)
+        contexts: dict[str, list[str]] = {"": sorted(first_of["_line"] - {"_NL"}, key=rank.__getitem__)}
+        for rule in lark.rules:
+            head = rule.expansion[0] if rule.expansion else None
+            if (
+                head is not None
+                and head.is_term
+                and head.name.endswith(_PREFIX_SUFFIX)
+                and len(rule.expansion) > 1
+            ):
+                nxt = rule.expansion[1]
+                allowed = {nxt.name} if nxt.is_term else first_of[nxt.name]
+                contexts[head.name] = sorted(allowed, key=rank.__getitem__)
+        regexps = {name: str(t.pattern.to_regexp()) for name, t in terminals.items()}
+        return cls(regexps, contexts, {name: _first_buckets(r) for name, r in regexps.items()})
+
+    def to_data(self) -> dict[str, Any]:
+        firsts = {k: None if v is None else sorted(v) for k, v in self.firsts.items()}
+        return {"terminals": self.terminals, "order": self.order, "firsts": firsts}
+
+    @classmethod
+    def from_data(cls, data: dict[str, Any]) -> LexerPlan:
+        """The plan stored by `to_data`; raises KeyError/TypeError/ValueError when it is not one."""
+        terminals = {str(k): str(v) for k, v in data["terminals"].items()}
+        order = {str(k): [str(n) for n in v] for k, v in data["order"].items()}
+        firsts = {
+            str(k): None if v is None else frozenset(int(b) for b in v) for k, v in data["firsts"].items()
+        }
+        named = set(terminals)
+        if "" not in order or any(not set(v) <= named for v in order.values()) or set(firsts) != named:
+            raise ValueError("inconsistent lexer plan")
+        return cls(terminals, order, firsts)
+
+
+@dataclass(frozen=True)
 class LineGrammar:
-    """A line grammar: Lark's reference parser and the fast per-line lexer compiled from it."""
+    """A line grammar: the fast per-line lexer, and Lark's reference parser (built only when asked for)."""
 
     name: str
-    reference: Lark
+    text: str
     lexer: LineLexer
+
+    @functools.cached_property
+    def reference(self) -> Lark:
+        """Lark's LALR parser of the grammar without field groups: the reference reading (tests)."""
+        from lark import Lark
+
+        return Lark(_NAMED_GROUP.sub("(?:", self.text), parser="lalr", lexer="contextual")
 
     def reference_kinds(self, lines: list[str]) -> Iterator[tuple[int, str]]:
         """(line index, body terminal) for each non-blank line, as Lark's LALR parser reads them."""
@@ -429,14 +555,44 @@ class LineGrammar:
 
 @functools.cache
 def load_line_grammar(name: str) -> LineGrammar:
-    """Build (once per process) Lark's parser and the fast lexer of a line grammar."""
+    """The line grammar `name` with its fast lexer, once per process: from the compiled form stored on
+    disk when it is current (`logscope.parsers.compiled`), else built with Lark and then stored."""
     text = grammar_text(name)
-    with_fields = Lark(text, parser="lalr", lexer="contextual")  # the scanner is built lazily: never used
-    reference = Lark(_NAMED_GROUP.sub("(?:", text), parser="lalr", lexer="contextual")
-    return LineGrammar(name=name, reference=reference, lexer=LineLexer(with_fields))
+    return build_line_grammar(name, text, CompiledGrammar.load(cache_file(name, text)))
+
+
+def build_line_grammar(name: str, text: str, store: CompiledGrammar) -> LineGrammar:
+    """The line grammar of `text`, reusing what `store` holds and saving what it did not."""
+    plan = None
+    if store.plan is not None:
+        try:
+            plan = LexerPlan.from_data(store.plan)
+        except (KeyError, TypeError, ValueError, AttributeError):
+            plan = None
+    if plan is None:
+        from lark import Lark
+
+        # The scanner of this Lark instance is built lazily and never used: only its analysis is read.
+        plan = LexerPlan.from_lark(Lark(text, parser="lalr", lexer="contextual"))
+        store.set_plan(plan.to_data())
+    lexer = LineLexer(plan, store.compile, store.save)
+    if store.dirty:  # built now: store every alternation, so the next processes find them all
+        lexer.compile_all()
+    store.save()
+    return LineGrammar(name=name, text=text, lexer=lexer)
 
 
 @functools.cache
 def load_value_parser() -> Lark:
     """The LALR parser for structured payloads inside single lines (node lists, settings)."""
-    return Lark(grammar_text("values"), parser="lalr", lexer="contextual")
+    from lark import Lark
+
+    text = grammar_text("values")
+    # Lark's own cache (its tables, keyed by Lark on the grammar and options; a bad file is rebuilt).
+    stored = cache_file("values", text, suffix=".lark")
+    if stored is not None:
+        try:
+            stored.parent.mkdir(parents=True, exist_ok=True)
+        except OSError:
+            stored = None
+    return Lark(text, parser="lalr", lexer="contextual", cache=str(stored) if stored else False)

@@ -41,7 +41,6 @@ SEVERITY = Severity.error
 NEEDS = ("check_summary",)
 
 
-
 @dataclass(frozen=True)
 class Options:
     min_shortfall_bytes: int = 1

@@ -16,11 +16,9 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from lark import Lark
-
 from logscope.io import LogSource, LogText
 from logscope.model import ParsedLog
-from logscope.parsers.grammar import grammar_text, load_line_grammar
+from logscope.parsers.grammar import load_line_grammar
 from logscope.parsers.mcu.assembler import McuAssembler
 from logscope.parsers.mcu.state import HEAP_FIELDS, to_bytes
 from logscope.parsers.mcu.vocabulary import format_of, is_evidence
@@ -35,9 +33,8 @@ def _heap_shortcut() -> tuple[Callable[[str], re.Match[str] | None], tuple[int, 
     tests/test_mcu_grammar.py checks the shortcut classifies every fixture line (and mangled ones) as
     the lexer does.
     """
-    lark = Lark(grammar_text("mcu"), parser="lalr", lexer="contextual")
-    heap = re.compile(lark.get_terminal("HEAP_OP").pattern.to_regexp() + r"\Z")
-    prefix = re.compile(lark.get_terminal("ESP_PREFIX").pattern.to_regexp())
+    lexer = load_line_grammar("mcu").lexer
+    heap, prefix = lexer.terminal_regex("HEAP_OP"), lexer.terminal_regex("ESP_PREFIX")
     return heap.match, tuple(heap.groupindex[name] for name in HEAP_FIELDS), prefix.match
 
 

@@ -1,0 +1,374 @@
+"""`make bench` (fixed costs): start-up latency, audits of many small logs, and end-to-end big logs.
+
+All figures are process CPU time (user + system), robust to the other jobs of a shared machine in a way
+wall time is not; each is the best of N runs, the runs of a comparison interleaved (A B A B ...) so both
+sides see the same load. Nothing is asserted: a missed target prints MISSED, figures go to
+benchmarks/out/fixed_costs.json. Exit 1 only if something fails to run.
+
+1. **Start-up.** Fresh processes: the floor `python -c "import pandas, pyarrow"` (what any pandas tool
+   pays), `logscope --help`, and `logscope parse` of the 303-line fixture 09. Bytecode is compiled first
+   (`compileall`, as an installed wheel has it) and one untimed run fills the compiled-grammar cache.
+   Targets: `--help` <= 1.2x the floor, `parse` <= 1.5x.
+2. **Audit of typical CI build logs.** `--audit-files` generated verbose RKNN-Toolkit2 build logs (one
+   build each, 200-900 layers, noise lines 30-70 %, `benchmarks/generate.py`), cached in
+   benchmarks/out/ci-corpus/. In this process: the per-line regex scan of every file
+   (`benchmarks/baseline.py`) against `logscope.audit.audit(..., jobs=1)` into a fresh DuckDB file.
+   **ratio = scan CPU / audit CPU** (target >= 0.5). The per-file breakdown runs the stages of one audit
+   separately on every file: detect (`logscope.detect`), parse (the family's parser), derive (derived
+   memory figures), rules (`analyze_log`); store = the audit's CPU minus those four (rows, DuckDB, hashing).
+   **2 workers vs 1**: elapsed time of `jobs=2` against `jobs=1` (a speed-up is about elapsed time; CPU time
+   cannot show it), interleaved, best of N; target >= 1.7, reachable only with two free cores.
+3. **Big logs.** A table-dense log: `--big-mb` MB of fixture 09 (the largest real compiler log in the
+   corpus) repeated, and the generated 50 %-noise verbose log of benchmarks/run.py at the same size.
+   `logscope parse --format json` in a fresh process (CPU of the child, start-up included) and
+   `logscope.parse` in this process, each against the regex scan in this process. Targets: end to end
+   >= 0.5, in process >= 0.8. Peak memory over noise lines is benchmarks/run.py's part.
+
+Usage: python benchmarks/fixed_costs.py [--repeat N] [--audit-files N] [--big-mb MB]
+       [--only startup,audit,big]
+"""
+
+from __future__ import annotations
+
+import argparse
+import compileall
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # run as `python benchmarks/fixed_costs.py`
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks.baseline import scan_records  # noqa: E402
+from benchmarks.generate import GENERATOR_VERSION, generate_log  # noqa: E402
+from benchmarks.run import machine  # noqa: E402
+
+OUT = ROOT / "benchmarks" / "out"
+FIXTURE = ROOT / "fixtures" / "rknn" / "09-build-verbose-mobilenetv1-rv1106-tk2-1.5.2-simulator.log"
+BIN = Path(sys.executable).parent
+TARGETS = {"help": 1.2, "parse_small": 1.5, "audit": 0.5, "workers": 1.7, "big_cli": 0.5, "big_inproc": 0.8}
+NOISE = (0.3, 0.5, 0.6, 0.7)
+
+
+def children_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def self_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def run_cpu(cmd: list[str]) -> float:
+    """CPU time of one child process running `cmd` (its output discarded); raises if it fails badly."""
+    before = children_cpu()
+    proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
+    if proc.returncode not in (0, 1):  # 1: findings at or above --fail-on, still a full run
+        raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode}: {proc.stderr.decode()[-500:]}")
+    return children_cpu() - before
+
+
+def inproc_cpu(fn: Callable[[], Any]) -> float:
+    before = self_cpu()
+    fn()
+    return self_cpu() - before
+
+
+def interleaved(fns: dict[str, Callable[[], float]], repeat: int) -> dict[str, list[float]]:
+    """Each measuring function `repeat` times, round-robin; all figures per name."""
+    out: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(repeat):
+        for name, fn in fns.items():
+            out[name].append(fn())
+    return out
+
+
+def load() -> float:
+    return os.getloadavg()[0]
+
+
+# ----------------------------------------------------------------------------------------------- 1
+
+
+def startup(repeat: int) -> dict[str, Any]:
+    compileall.compile_dir(ROOT / "logscope", quiet=1)
+    logscope_bin = str(BIN / "logscope")
+    commands = {
+        "floor": [sys.executable, "-c", "import pandas, pyarrow"],
+        "help": [logscope_bin, "--help"],
+        "parse_small": [logscope_bin, "parse", str(FIXTURE)],
+    }
+    run_cpu(commands["parse_small"])  # fills the compiled-grammar cache
+    load0 = load()
+    runs = interleaved({name: (lambda c=cmd: run_cpu(c)) for name, cmd in commands.items()}, repeat)
+    best = {name: min(times) for name, times in runs.items()}
+    return {
+        "commands": {
+            name: " ".join(Path(c).name if i == 0 else c for i, c in enumerate(cmd))
+            for name, cmd in commands.items()
+        },
+        "runs_s": runs,
+        "best_s": best,
+        "ratio": {name: best[name] / best["floor"] for name in ("help", "parse_small")},
+        "load": [load0, load()],
+    }
+
+
+# ----------------------------------------------------------------------------------------------- 2
+
+
+def ci_corpus(n_files: int) -> list[Path]:
+    folder = OUT / "ci-corpus"
+    key = {"generator_version": GENERATOR_VERSION, "files": n_files, "noise": list(NOISE), "seed": 2000}
+    meta = folder / "meta.json"
+    paths = [folder / f"ci-{i:03d}" / "build.log" for i in range(n_files)]
+    if meta.is_file() and json.loads(meta.read_text()) == key and all(p.is_file() for p in paths):
+        return paths
+    if folder.exists():
+        shutil.rmtree(folder)
+    for i, path in enumerate(paths):
+        generate_log(path, builds=1, seed=2000 + i, noise_ratio=NOISE[i % len(NOISE)])
+    meta.write_text(json.dumps(key))
+    return paths
+
+
+def stage_breakdown(paths: list[Path]) -> dict[str, float]:
+    """CPU seconds of each stage of `logscope.analyze`, summed over `paths` (one pass, in this process)."""
+    from logscope.analysis.derived import add_derived_memory
+    from logscope.analysis.mcu import add_mcu_memory
+    from logscope.api import _drained
+    from logscope.detect import detect_blocks
+    from logscope.io import LogStream
+    from logscope.parsers.mcu import parse_mcu_blocks
+    from logscope.parsers.rknn import parse_rknn_blocks
+    from logscope.rules import analyze_log, resolve_config
+
+    total = {"detect": 0.0, "parse": 0.0, "derive": 0.0, "rules": 0.0}
+    for path in paths:
+        t0 = self_cpu()
+        stream = LogStream(path)
+        blocks = iter(stream)
+        detection, head = detect_blocks(blocks)
+        t1 = self_cpu()
+        if detection.family == "mcu":
+            log = parse_mcu_blocks(stream, _drained(head, blocks))
+            t2 = self_cpu()
+            add_mcu_memory(log)
+        else:
+            log = parse_rknn_blocks(stream, _drained(head, blocks))
+            t2 = self_cpu()
+            add_derived_memory(log)
+        t3 = self_cpu()
+        analyze_log(log, resolve_config(None, path))
+        t4 = self_cpu()
+        for stage, seconds in zip(total, (t1 - t0, t2 - t1, t3 - t2, t4 - t3), strict=True):
+            total[stage] += seconds
+    return total
+
+
+def audit_bench(n_files: int, repeat: int) -> dict[str, Any]:
+    import logscope
+    from logscope.audit import AuditOptions, audit
+
+    paths = ci_corpus(n_files)
+    size = sum(p.stat().st_size for p in paths)
+    work = OUT / "fixed-costs-audit"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    logscope.analyze(FIXTURE)  # imports and grammars: once per process, not per file
+    names = [str(p) for p in paths]
+    counter = iter(range(10**6))
+
+    def scan() -> float:
+        return inproc_cpu(lambda: [scan_records(p) for p in names])
+
+    def audit_cpu() -> float:
+        db = work / f"a{next(counter)}.duckdb"
+        seconds = inproc_cpu(lambda: audit(names, db, AuditOptions(jobs=1)))
+        db.unlink(missing_ok=True)
+        return seconds
+
+    def audit_wall(jobs: int) -> Callable[[], float]:
+        def run() -> float:
+            db = work / f"w{next(counter)}.duckdb"
+            t0 = time.perf_counter()
+            audit(names, db, AuditOptions(jobs=jobs))
+            seconds = time.perf_counter() - t0
+            db.unlink(missing_ok=True)
+            return seconds
+
+        return run
+
+    load0 = load()
+    cpu = interleaved({"scan": scan, "audit_jobs1": audit_cpu}, repeat)
+    load1 = load()
+    stages = min((stage_breakdown(paths) for _ in range(repeat)), key=lambda s: sum(s.values()))
+    best = {name: min(times) for name, times in cpu.items()}
+    per_file = {stage: seconds / len(paths) for stage, seconds in stages.items()}
+    per_file["store"] = max(0.0, best["audit_jobs1"] / len(paths) - sum(per_file.values()))
+    load2 = load()
+    wall = interleaved({"jobs1": audit_wall(1), "jobs2": audit_wall(2)}, repeat)
+    shutil.rmtree(work, ignore_errors=True)
+    return {
+        "files": len(paths),
+        "mb": size / 1e6,
+        "runs_cpu_s": cpu,
+        "best_cpu_s": best,
+        "ratio": best["scan"] / best["audit_jobs1"],
+        "scan_mb_s": size / 1e6 / best["scan"],
+        "audit_mb_s": size / 1e6 / best["audit_jobs1"],
+        "per_file_ms": {k: v * 1000 for k, v in per_file.items()},
+        "wall_s": wall,
+        "speedup": min(wall["jobs1"]) / min(wall["jobs2"]),
+        "load": [load0, load1, load2, load()],
+    }
+
+
+# ----------------------------------------------------------------------------------------------- 3
+
+
+def big_logs(mb: float, repeat: int) -> dict[str, Any]:
+    import logscope
+
+    OUT.mkdir(parents=True, exist_ok=True)
+    dense = OUT / f"fixture09-x{mb:g}MB.log"
+    text = FIXTURE.read_bytes()
+    copies = max(1, int(mb * 1e6 / len(text)))
+    if not dense.is_file() or dense.stat().st_size != len(text) * copies:
+        dense.write_bytes(text * copies)
+    verbose = OUT / f"verbose-{mb:g}MB.log"
+    meta = verbose.with_suffix(".meta.json")
+    key = {"generator_version": GENERATOR_VERSION, "mb": mb, "noise": 0.5, "seed": 0}
+    if not verbose.is_file() or not meta.is_file() or json.loads(meta.read_text()) != key:
+        generate_log(verbose, target_mb=mb, noise_ratio=0.5, seed=0)
+        meta.write_text(json.dumps(key))
+    logscope.parse(FIXTURE)
+    cli = [str(BIN / "logscope"), "parse", "--format", "json"]
+    out: dict[str, Any] = {}
+    for name, path in (("fixture09_repeated", dense), ("generated_verbose", verbose)):
+        load0 = load()
+        runs = interleaved(
+            {
+                "scan": lambda p=path: inproc_cpu(lambda: scan_records(p)),
+                "inproc": lambda p=path: inproc_cpu(lambda: logscope.parse(p)),
+                "cli": lambda p=path: run_cpu([*cli, str(p)]),
+            },
+            repeat,
+        )
+        best = {k: min(v) for k, v in runs.items()}
+        out[name] = {
+            "path": str(path.relative_to(ROOT)),
+            "mb": path.stat().st_size / 1e6,
+            "runs_s": runs,
+            "best_s": best,
+            "ratio_inproc": best["scan"] / best["inproc"],
+            "ratio_cli": best["scan"] / best["cli"],
+            "load": [load0, load()],
+        }
+    return out
+
+
+# ------------------------------------------------------------------------------------------ report
+
+
+def verdict(value: float, target: float, higher: bool = True) -> str:
+    ok = value >= target if higher else value <= target
+    return "OK" if ok else "MISSED"
+
+
+def report(results: dict[str, Any]) -> None:
+    m = results["machine"]
+    say = print
+    say(f"\nlogscope fixed costs  {m['date']}  nproc={m['nproc']}  Python {m['python']}  (CPU, best of N)")
+    if "startup" in results:
+        s = results["startup"]
+        say(f"start-up (load {s['load'][0]:.1f} -> {s['load'][1]:.1f}):")
+        say(f"  floor `python -c 'import pandas, pyarrow'`  {s['best_s']['floor']:.3f} s")
+        for name, label in (("help", "logscope --help"), ("parse_small", "logscope parse 09")):
+            r, target = s["ratio"][name], TARGETS[name]
+            say(
+                f"  {label:34} {s['best_s'][name]:.3f} s = {r:.2f}x floor "
+                f"(target <= {target}x)  {verdict(r, target, False)}"
+            )
+    if "audit" in results:
+        a = results["audit"]
+        b = a["best_cpu_s"]
+        say(
+            f"audit of {a['files']} CI build logs, {a['mb']:.1f} MB "
+            f"(load {a['load'][0]:.1f} -> {a['load'][-1]:.1f}):"
+        )
+        say(f"  regex scan {b['scan']:.2f} s ({a['scan_mb_s']:.1f} MB/s)")
+        say(
+            f"  audit --jobs 1 {b['audit_jobs1']:.2f} s ({a['audit_mb_s']:.1f} MB/s): ratio {a['ratio']:.3f} "
+            f"(target >= {TARGETS['audit']})  {verdict(a['ratio'], TARGETS['audit'])}"
+        )
+        pf = a["per_file_ms"]
+        say(
+            "  per file, ms CPU: "
+            + ", ".join(f"{k} {v:.1f}" for k, v in pf.items())
+            + f" (total {sum(pf.values()):.1f})"
+        )
+        w = a["wall_s"]
+        say(
+            f"  elapsed --jobs 1 {min(w['jobs1']):.2f} s, --jobs 2 {min(w['jobs2']):.2f} s: "
+            f"speed-up {a['speedup']:.2f}x (target >= {TARGETS['workers']}x)  "
+            f"{verdict(a['speedup'], TARGETS['workers'])}"
+        )
+    for name, b in results.get("big", {}).items():
+        s = b["best_s"]
+        say(
+            f"big log {name} ({b['mb']:.1f} MB, load {b['load'][0]:.1f} -> {b['load'][1]:.1f}): "
+            f"scan {s['scan']:.2f} s"
+        )
+        say(
+            f"  logscope.parse {s['inproc']:.2f} s = {b['ratio_inproc']:.2f} "
+            f"(target >= {TARGETS['big_inproc']})  {verdict(b['ratio_inproc'], TARGETS['big_inproc'])}"
+        )
+        say(
+            f"  CLI parse --format json {s['cli']:.2f} s = {b['ratio_cli']:.2f} "
+            f"(target >= {TARGETS['big_cli']})  {verdict(b['ratio_cli'], TARGETS['big_cli'])}"
+        )
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--audit-files", type=int, default=40)
+    ap.add_argument("--big-mb", type=float, default=20.0)
+    ap.add_argument("--only", default="startup,audit,big")
+    args = ap.parse_args(argv)
+    parts = set(args.only.split(","))
+    results: dict[str, Any] = {"machine": machine(), "args": vars(args)}
+    failed = False
+    try:
+        if "startup" in parts:
+            results["startup"] = startup(args.repeat)
+        if "audit" in parts:
+            results["audit"] = audit_bench(args.audit_files, max(2, args.repeat // 2))
+        if "big" in parts:
+            results["big"] = big_logs(args.big_mb, max(2, args.repeat // 2))
+    except Exception:
+        import traceback
+
+        results["error"] = traceback.format_exc()
+        print(results["error"], file=sys.stderr)
+        failed = True
+    results["machine"]["loadavg_at_end"] = os.getloadavg()
+    OUT.mkdir(parents=True, exist_ok=True)
+    (OUT / "fixed_costs.json").write_text(json.dumps(results, indent=2, default=str))
+    report(results)
+    print(f"results: {(OUT / 'fixed_costs.json').relative_to(ROOT)}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
