@@ -24,11 +24,14 @@ MEMORY_LIMIT = 1 << 30
 ADDRESS_SPACE_LIMIT = 6 << 30
 TIMEOUT = 120
 
-# `python -m logscope`, recording the peak resident size (ru_maxrss, KiB on Linux) when it exits.
+# `python -m logscope`, recording the peak resident size (VmHWM, KiB) when it exits. Not ru_maxrss: on
+# Linux that survives exec, so a child forked from a big pytest process reports the parent's size.
 _CHILD = (
-    "import atexit, os, resource, sys\n"
-    "atexit.register(lambda: open(os.environ['LOGSCOPE_TEST_RSS'], 'w').write("
-    "str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)))\n"
+    "import atexit, os, sys\n"
+    "def _hwm():\n"
+    "    with open('/proc/self/status') as fh:\n"
+    "        return next(l.split()[1] for l in fh if l.startswith('VmHWM:'))\n"
+    "atexit.register(lambda: open(os.environ['LOGSCOPE_TEST_RSS'], 'w').write(_hwm()))\n"
     "sys.argv[0] = 'logscope'\n"
     "from logscope.cli import main\n"
     "main()\n"

@@ -77,7 +77,9 @@ def test_empty_and_non_log_input_exit_2(tmp_path: Path) -> None:
     assert result.stderr.decode().splitlines() == [
         f"logscope: error: {empty}: empty (no line to read)",
         f"logscope: error: {blank}: empty (no line to read)",
-        f"logscope: error: {prose}: no RKNN-Toolkit or runtime log line recognised in 1 lines",
+        f"logscope: error: {prose}: neither an RKNN-Toolkit or RKNN runtime log nor MCU memory output: "
+        "none of the first 1 non-blank lines is evidence for either; closest to an RKNN-Toolkit or RKNN "
+        "runtime log: nothing; to MCU memory output: nothing",
         "logscope: error: 3 of 3 files could not be read (above)",
     ]
     assert "empty" in _one_error_line(run("parse", "-", stdin=b""))
