@@ -348,7 +348,7 @@ def explain_command(
         _out(text)
 
 
-# --- reference analysis (issue 7): `logscope reference MODEL` and `logscope check LOG --onnx MODEL` ---
+# --- reference analysis: `logscope reference MODEL` and `logscope check LOG --onnx MODEL` ---
 
 
 def _input_shapes(values: list[str] | None) -> dict[str | None, tuple[int, ...]]:
@@ -666,7 +666,7 @@ def _check_mcu(
         raise typer.Exit(code=1)
 
 
-# --- batch audit, trend and build diff (issue 8): `logscope audit`, `logscope trend`, `logscope diff` ---
+# --- batch audit, trend and build diff: `logscope audit`, `logscope trend`, `logscope diff` ---
 
 
 class AuditEngine(str, Enum):
@@ -902,7 +902,7 @@ def diff_command(
         raise typer.Exit(code=1)
 
 
-# --- plots and reports (issue 6): `logscope plot FILE -k KIND -o x.png`, `logscope report FILES -o r.md` ---
+# --- plots and reports: `logscope plot FILE -k KIND -o x.png`, `logscope report FILES -o r.md` ---
 
 
 class PlotKind(str, Enum):
