@@ -180,12 +180,12 @@ def diff_builds(
     oi, ni = pick_build(old_log, old_index), pick_build(new_log, new_index)
     ob, nb = _row(old_log.frames["builds"], oi), _row(new_log.frames["builds"], ni)
     diff = BuildDiff(
-        BuildSide(old_log.source, oi, (_plain(ob.get("start_line")), _plain(ob.get("end_line")))),
-        BuildSide(new_log.source, ni, (_plain(nb.get("start_line")), _plain(nb.get("end_line")))),
+        BuildSide(old_log.source, oi, (plain(ob.get("start_line")), plain(ob.get("end_line")))),
+        BuildSide(new_log.source, ni, (plain(nb.get("start_line")), plain(nb.get("end_line")))),
     )
     for name in VERSION_FIELDS:
         if name in ob or name in nb:
-            a, b = _plain(ob.get(name)), _plain(nb.get(name))
+            a, b = plain(ob.get(name)), plain(nb.get(name))
             if a is not None or b is not None:
                 diff.versions.append(FigureChange(name, a, b))
     diff.settings = _settings(ob.get("settings"), nb.get("settings"))
@@ -202,12 +202,13 @@ def diff_builds(
     return diff
 
 
-def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """A frame's rows as dicts with string keys (what the keyed comparisons and `layer_key` read)."""
     return [{str(k): v for k, v in row.items()} for row in frame.to_dict("records")]
 
 
 def _row(frame: pd.DataFrame, index: int) -> dict[str, Any]:
-    rows = _records(frame[frame["build_index"] == index])
+    rows = records(frame[frame["build_index"] == index])
     return rows[0] if rows else {}
 
 
@@ -216,7 +217,8 @@ def _build_rows(log: ParsedLog, name: str, index: int) -> pd.DataFrame:
     return frame[frame["build_index"] == index]
 
 
-def _plain(value: Any) -> Any:
+def plain(value: Any) -> Any:
+    """A cell as a plain Python value: NA and NaN are None, numpy scalars become Python numbers."""
     if value is None or value is pd.NA:
         return None
     if hasattr(value, "item") and not isinstance(value, str | bytes):
@@ -237,7 +239,7 @@ def _memory(diff: BuildDiff, old_log: ParsedLog, new_log: ParsedLog, oi: int, ni
     b = _build_rows(new_log, "memory", ni)
     # The first row of a build is the one its summary reports; compare like with like when both logs
     # have a row from the same source (a build log's table vs a compact [Allocate] summary differ).
-    rows_a, rows_b = _records(a), _records(b)
+    rows_a, rows_b = records(a), records(b)
     pair: tuple[dict[str, Any], dict[str, Any]] | None = None
     for ra in rows_a:
         same = [rb for rb in rows_b if rb.get("source") == ra.get("source")]
@@ -247,18 +249,18 @@ def _memory(diff: BuildDiff, old_log: ParsedLog, new_log: ParsedLog, oi: int, ni
     if pair is None:
         pair = (rows_a[0] if rows_a else {}, rows_b[0] if rows_b else {})
     ma, mb = pair
-    diff.memory_source = (_plain(ma.get("source")), _plain(mb.get("source")))
+    diff.memory_source = (plain(ma.get("source")), plain(mb.get("source")))
     for name in MEMORY_FIELDS:
-        x, y = _plain(ma.get(name)), _plain(mb.get(name))
+        x, y = plain(ma.get(name)), plain(mb.get(name))
         if name == "activation_bytes" and (x, y) == (
-            _plain(ma.get("internal_bytes")),
-            _plain(mb.get("internal_bytes")),
+            plain(ma.get("internal_bytes")),
+            plain(mb.get("internal_bytes")),
         ):
             continue  # a build log's "activation" is its "internal" figure (docs/formats.md): shown once
         if x is not None or y is not None:
             diff.memory.append(FigureChange(name, x, y))
     for name in REUSE_FIELDS:
-        x, y = _plain(ma.get(name)), _plain(mb.get(name))
+        x, y = plain(ma.get(name)), plain(mb.get(name))
         if x is not None or y is not None:
             diff.reuse.append(FigureChange(name, x, y))
 
@@ -275,13 +277,13 @@ def numbered(rows: Iterable[dict[str, Any]], key: Any) -> dict[tuple[Any, ...], 
 
 
 def layer_key(row: dict[str, Any]) -> str:
-    name = _plain(row.get("full_name"))
-    return str(name) if name else f"#{_plain(row.get('layer_id'))} {_plain(row.get('op_type'))}"
+    name = plain(row.get("full_name"))
+    return str(name) if name else f"#{plain(row.get('layer_id'))} {plain(row.get('op_type'))}"
 
 
 def _layers(diff: BuildDiff, old: pd.DataFrame, new: pd.DataFrame) -> None:
-    a = numbered(_records(old), layer_key)
-    b = numbered(_records(new), layer_key)
+    a = numbered(records(old), layer_key)
+    b = numbered(records(new), layer_key)
     diff.layer_counts = (len(old), len(new))
     targets = sorted({str(t) for t in pd.concat([old["target"], new["target"]]).dropna()})
     diff.target_counts = {
@@ -289,16 +291,16 @@ def _layers(diff: BuildDiff, old: pd.DataFrame, new: pd.DataFrame) -> None:
     }
     for key in a.keys() & b.keys():
         ra, rb = a[key], b[key]
-        ta, tb = _plain(ra.get("target")), _plain(rb.get("target"))
+        ta, tb = plain(ra.get("target")), plain(rb.get("target"))
         if ta is not None and tb is not None and ta != tb:
             diff.layer_targets.append(
                 {
                     "layer": key[0],
-                    "op_type": _plain(rb.get("op_type")),
+                    "op_type": plain(rb.get("op_type")),
                     "old_target": ta,
                     "new_target": tb,
-                    "old_line": _plain(ra.get("line")),
-                    "new_line": _plain(rb.get("line")),
+                    "old_line": plain(ra.get("line")),
+                    "new_line": plain(rb.get("line")),
                 }
             )
     # Moves to the CPU first (the costly direction), then by line in the new log.
@@ -310,12 +312,12 @@ def _layers(diff: BuildDiff, old: pd.DataFrame, new: pd.DataFrame) -> None:
 def _fusion_key(row: dict[str, Any]) -> tuple[Any, ...]:
     nodes = row.get("removed_nodes")
     nodes = tuple(nodes) if isinstance(nodes, list | tuple) else ()
-    return (_plain(row.get("section")), _plain(row.get("rule")), nodes)
+    return (plain(row.get("section")), plain(row.get("rule")), nodes)
 
 
 def _fusions(diff: BuildDiff, old: pd.DataFrame, new: pd.DataFrame) -> None:
-    a = Counter(_fusion_key(r) for r in _records(old))
-    b = Counter(_fusion_key(r) for r in _records(new))
+    a = Counter(_fusion_key(r) for r in records(old))
+    b = Counter(_fusion_key(r) for r in records(new))
 
     def listed(counter: Counter[tuple[Any, ...]]) -> list[dict[str, Any]]:
         return [
@@ -337,16 +339,16 @@ def _fusions(diff: BuildDiff, old: pd.DataFrame, new: pd.DataFrame) -> None:
 
 
 def _tensor_bytes(row: dict[str, Any]) -> int | None:
-    value = _plain(row.get("native_bytes"))
-    return value if value is not None else _plain(row.get("size_bytes"))
+    value = plain(row.get("native_bytes"))
+    return value if value is not None else plain(row.get("size_bytes"))
 
 
 def _tensors(diff: BuildDiff, old: pd.DataFrame, new: pd.DataFrame) -> None:
     def key(row: dict[str, Any]) -> tuple[Any, Any]:
-        return (_plain(row.get("table")), _plain(row.get("name")))
+        return (plain(row.get("table")), plain(row.get("name")))
 
-    a = numbered(_records(old), key)
-    b = numbered(_records(new), key)
+    a = numbered(records(old), key)
+    b = numbered(records(new), key)
     diff.tensor_counts = (len(old), len(new))
     for k in a.keys() & b.keys():
         ra, rb = a[k], b[k]
@@ -360,10 +362,10 @@ def _tensors(diff: BuildDiff, old: pd.DataFrame, new: pd.DataFrame) -> None:
                 "old_bytes": sa,
                 "new_bytes": sb,
                 "delta_bytes": sb - sa,
-                "old_native_shape": _plain(ra.get("native_shape")) or _plain(ra.get("orig_shape")),
-                "new_native_shape": _plain(rb.get("native_shape")) or _plain(rb.get("orig_shape")),
-                "old_line": _plain(ra.get("line")),
-                "new_line": _plain(rb.get("line")),
+                "old_native_shape": plain(ra.get("native_shape")) or plain(ra.get("orig_shape")),
+                "new_native_shape": plain(rb.get("native_shape")) or plain(rb.get("orig_shape")),
+                "old_line": plain(ra.get("line")),
+                "new_line": plain(rb.get("line")),
             }
         )
     # A feature tensor is listed once per consumer: one entry per distinct change.
@@ -374,13 +376,13 @@ def _tensors(diff: BuildDiff, old: pd.DataFrame, new: pd.DataFrame) -> None:
 
 
 def _message_key(row: dict[str, Any]) -> tuple[Any, ...]:
-    text = " ".join(str(_plain(row.get("message")) or "").split())
-    return (_plain(row.get("level")), _plain(row.get("category")), _NUMBER.sub("#", text))
+    text = " ".join(str(plain(row.get("message")) or "").split())
+    return (plain(row.get("level")), plain(row.get("category")), _NUMBER.sub("#", text))
 
 
 def _messages(diff: BuildDiff, old: pd.DataFrame, new: pd.DataFrame) -> None:
     def relevant(frame: pd.DataFrame) -> list[dict[str, Any]]:
-        return [r for r in _records(frame) if _plain(r.get("level")) in ("W", "E")]
+        return [r for r in records(frame) if plain(r.get("level")) in ("W", "E")]
 
     a, b = relevant(old), relevant(new)
     keys_a, keys_b = {_message_key(r) for r in a}, {_message_key(r) for r in b}
@@ -394,10 +396,10 @@ def _messages(diff: BuildDiff, old: pd.DataFrame, new: pd.DataFrame) -> None:
             seen.add(k)
             out.append(
                 {
-                    "level": _plain(r.get("level")),
-                    "category": _plain(r.get("category")),
-                    "message": _plain(r.get("message")),
-                    "line": _plain(r.get("line")),
+                    "level": plain(r.get("level")),
+                    "category": plain(r.get("category")),
+                    "message": plain(r.get("message")),
+                    "line": plain(r.get("line")),
                 }
             )
         return out

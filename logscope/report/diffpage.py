@@ -20,7 +20,7 @@ from typing import Any
 import pandas as pd
 from jinja2 import Environment, StrictUndefined
 
-from logscope.analysis.diff import BuildDiff, FigureChange, layer_key, numbered
+from logscope.analysis.diff import BuildDiff, FigureChange, layer_key, numbered, plain, records
 from logscope.inert import html_finalize
 from logscope.model import ParsedLog
 from logscope.plots import figure_bytes, plot_memory
@@ -107,35 +107,21 @@ def _layer_rows(log: ParsedLog, build: int) -> dict[tuple[str, int], dict[str, A
     sizes = tensors.groupby("op_id")["size_bytes"].sum(min_count=1)
     padding = tensors.groupby("op_id")["padding_bytes"].sum(min_count=1)
     rows = []
-    for row in _records(layers):
-        layer_id = _plain(row.get("layer_id"))
+    for row in records(layers):
+        layer_id = plain(row.get("layer_id"))
         rows.append(
             {
                 "key": layer_key(row),
-                "op_type": _plain(row.get("op_type")),
-                "target": _plain(row.get("target")),
-                "time_us": _plain(row.get("time_us")),
-                "rw_kb": _plain(row.get("rw_kb")),
-                "tensor_bytes": _plain(sizes.get(layer_id)) if layer_id is not None else None,
-                "padding_bytes": _plain(padding.get(layer_id)) if layer_id is not None else None,
-                "line": _plain(row.get("line")),
+                "op_type": plain(row.get("op_type")),
+                "target": plain(row.get("target")),
+                "time_us": plain(row.get("time_us")),
+                "rw_kb": plain(row.get("rw_kb")),
+                "tensor_bytes": plain(sizes.get(layer_id)) if layer_id is not None else None,
+                "padding_bytes": plain(padding.get(layer_id)) if layer_id is not None else None,
+                "line": plain(row.get("line")),
             }
         )
     return numbered(rows, lambda r: r["key"])
-
-
-def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    return [{str(k): v for k, v in row.items()} for row in frame.to_dict("records")]
-
-
-def _plain(value: Any) -> Any:
-    if value is None or value is pd.NA:
-        return None
-    if isinstance(value, float) and value != value:
-        return None
-    if hasattr(value, "item"):
-        value = value.item()
-    return value
 
 
 # -------------------------------------------------------------------------------------------- HTML
