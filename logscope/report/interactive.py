@@ -21,6 +21,7 @@ import pandas as pd
 from logscope.errors import LogscopeError
 from logscope.io import read_log
 from logscope.model import ParsedLog
+from logscope.plots._common import as_str
 from logscope.plots.data import address_layout, feature_builds, feature_curve, mcu_curves, step_label
 from logscope.report.content import LogReport, Report
 from logscope.rules import Finding, Severity
@@ -135,8 +136,8 @@ def _pool_tensors(inside: pd.DataFrame, outside: pd.DataFrame, start: int) -> di
             row = frame.iloc[i]
             op_first = _int(first.iloc[i])
             op_last = _int(row.get("op_last"))
-            out["name"].append(_str(row.get("name")))
-            out["dtype"].append(_str(row.get("dtype")))
+            out["name"].append(as_str(row.get("name")))
+            out["dtype"].append(as_str(row.get("dtype")))
             out["start"].append(_int(row.get("start_offset")))
             out["end"].append(_int(row.get("end_offset")))
             start_offset = _int(row.get("start_offset"))
@@ -147,7 +148,7 @@ def _pool_tensors(inside: pd.DataFrame, outside: pd.DataFrame, start: int) -> di
             out["last"].append(op_last if op_last is not None else op_first)
             out["line"].append(_int(row.get("line")))
             out["inside"].append(resident)
-            out["shape"].append(_str(row.get("native_shape")) or _str(row.get("orig_shape")))
+            out["shape"].append(as_str(row.get("native_shape")) or as_str(row.get("orig_shape")))
     return out
 
 
@@ -203,7 +204,7 @@ def _number(value: Any) -> int | float | None:
 
 
 def _value(value: Any) -> Any:
-    return _str(value) if isinstance(value, str) else _number(value)
+    return as_str(value) if isinstance(value, str) else _number(value)
 
 
 def _build_label(log: ParsedLog, build: int) -> str:
@@ -213,7 +214,7 @@ def _build_label(log: ParsedLog, build: int) -> str:
     if len(row):
         first = row.iloc[0]
         for column in ("kind", "target_platform"):
-            if column in row.columns and (value := _str(first.get(column))):
+            if column in row.columns and (value := as_str(first.get(column))):
                 parts.append(value)
         start, end = _int(first.get("start_line")), _int(first.get("end_line"))
         if start is not None:
@@ -429,18 +430,12 @@ def _float(value: Any) -> float | None:
     return number if math.isfinite(number) else None
 
 
-def _str(value: Any) -> str | None:
-    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
-        return None
-    return str(value)
-
-
 def _ints(values: Iterable[Any]) -> list[int | None]:
     return [_int(v) for v in values]
 
 
 def _strs(values: Iterable[Any]) -> list[str | None]:
-    return [_str(v) for v in values]
+    return [as_str(v) for v in values]
 
 
 def script_json(data: Any) -> str:
