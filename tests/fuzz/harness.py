@@ -1,37 +1,53 @@
-"""The fuzz harness: mutated logs and models through the library path every command takes, each case in
-a forked worker with an address-space limit and a time limit, every outcome counted.
+"""The fuzz harness: mutated logs and models through the real CLI entry point, in long-lived forked
+workers with an address-space limit, a CPU limit per case and a peak-memory measurement per case.
+
+A worker is forked once from a parent that has imported everything a command uses, then runs case
+after case: it writes the mutated file, sets `sys.argv` and calls `logscope.cli.main` (the console
+script's own function: typer parsing, every command, the one-line error and internal-error paths),
+with stdout and stderr captured and the `SystemExit` code kept. A case costs its command's work, not
+an interpreter start. The command is rotated over the cases of a family (`COMMANDS`), so every command
+sees its share of every family. A worker is replaced after a case that did not end cleanly and every
+`RESTART_EVERY` cases.
 
 Outcomes of a case:
-- `ok`: every step ran (a step refusing with a `LogscopeError`, e.g. a plot with nothing to draw, is a
-  clean one-line exit 2 in the CLI and counts as ok);
-- `refused`: the input was refused as a whole with a `LogscopeError` (not a log, binary, corrupt
-  archive, an unsafe or oversized model): one line and exit 2 in the CLI;
-- `traceback`: any other exception: a bug;
-- `memory-limit`: the case needed more than the worker's address-space limit (a `MemoryError`, or the
+- `ok`: exit 0 or 1 (1: a finding at or above --fail-on), nothing but `wrote ...` lines or findings
+  progress on stderr that looks like a traceback;
+- `refused`: exit 2 with exactly one `logscope: error: ...` line (not a log, binary, corrupt archive, an
+  unsafe or oversized model, nothing to plot): the clean refusal;
+- `traceback`: exit 3 (the CLI's internal-error line: an exception logscope did not expect), a
+  traceback or rich box on stderr, exit 2 without its one line, or any exception out of `main`;
+- `memory-limit`: the case needed more than the worker's address-space limit (`MemoryError`, or the
   worker killed);
-- `timeout`: the case took longer than the time limit (CPU seconds);
+- `memory-bound`: the case ran, but its peak resident memory over the worker's before the case exceeded
+  `MEMORY_FIXED_BYTES + MEMORY_PER_INPUT_BYTE` × the input's size (the stated bound, docs/security.md);
+- `timeout`: the case used more than `CASE_CPU_SECONDS` of CPU;
 - `crash`: the worker died another way.
 
-The bulk runs in process (fork once, run many cases, restart after a failure or every
-`RESTART_EVERY` cases so one case's leftovers never count against the next); a sample goes through
-the real CLI in a subprocess (`python -m logscope ...`, same limits) to check exit codes and that stderr
-holds one line, never a traceback. Case `i` of a family is generated from seed `(seed, family, i)`, so
-any case replays alone.
+Peak memory: before each case the worker resets its kernel high-water mark (`/proc/self/clear_refs`,
+value 5) and reads its resident size; after it, `VmHWM` minus that is the case's peak. The input's size
+is the bytes logscope reads after decompression (the model's file size for models).
+
+Case `i` of a family is generated from seed `(seed, family, i)`, so any case replays alone
+(`benchmarks/fuzz.py --replay FAMILY INDEX`). A sample also goes through `python -m logscope` in a
+subprocess (`run_cli_case`) to check the installed entry point end to end.
 """
 
 from __future__ import annotations
 
+import bz2
 import contextlib
+import gzip
 import io
+import lzma
 import multiprocessing
 import random
 import resource
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 import time
-import traceback
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,21 +55,79 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures"
+TFLITE_FIXTURES = FIXTURES / "tflm-corpus"
 TEXT_FAMILIES = ("rknn", "mcu", "synthetic")
-FAMILIES = (*TEXT_FAMILIES, "onnx")
-OUTCOMES = ("ok", "refused", "traceback", "memory-limit", "timeout", "crash")
+MODEL_FAMILIES = ("onnx", "tflite")
+FAMILIES = (*TEXT_FAMILIES, *MODEL_FAMILIES)
+OUTCOMES = ("ok", "refused", "traceback", "memory-limit", "memory-bound", "timeout", "crash")
+BAD_OUTCOMES = ("traceback", "memory-limit", "memory-bound", "timeout", "crash")
 
 # Limits of one case. The address-space limit is over the worker's own size after imports (pandas,
 # matplotlib and onnx map several hundred MiB before any case runs).
 CASE_MEMORY_BYTES = 1024 * 1024 * 1024
 CASE_CPU_SECONDS = 30
-RESTART_EVERY = 250
+RESTART_EVERY = 400
 CLI_TIMEOUT_SECONDS = 120
 CLI_MEMORY_BYTES = 3 * 1024 * 1024 * 1024  # the whole interpreter: imports included
 
+# The stated bound on a case's peak memory (resident, over the worker's before the case): a fixed part
+# (a matplotlib figure and its PNG, the HTML report's images, pandas frames of an empty log) plus a
+# multiple of the input's size (lines, frames, rendered text).
+MEMORY_FIXED_BYTES = 256 * 1024 * 1024
+MEMORY_PER_INPUT_BYTE = 40
 
-class CaseTimeout(Exception):
-    """Raised by SIGXCPU/SIGALRM in the worker when a case runs past its time limit."""
+# The commands rotated over the cases of each family: (name, argv). `{in}` is the case's file,
+# `{origin}` the fixture it was mutated from, `{out}` a fresh folder, `{kind}` a plot kind and `{trace}`
+# the TFLM trace printed for a .tflite fixture.
+LOG_COMMANDS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("parse", ("parse", "{in}")),
+    ("parse-json", ("parse", "{in}", "-f", "json")),
+    ("parse-markdown", ("parse", "{in}", "-f", "markdown", "-v")),
+    ("parse-sarif", ("parse", "{in}", "-f", "sarif")),
+    ("parse-frames", ("parse", "{in}", "--frames-out", "{out}/f", "--frames-format", "csv")),
+    ("report-md", ("report", "{in}", "-o", "{out}/r.md")),
+    ("report-json", ("report", "{in}", "-o", "{out}/r.json")),
+    ("report-html", ("report", "{in}", "-o", "{out}/r.html")),
+    ("plot", ("plot", "{in}", "-k", "{kind}", "-o", "{out}/p.png")),
+    ("diff-text", ("diff", "{origin}", "{in}")),
+    ("diff-json", ("diff", "{in}", "{origin}", "-f", "json")),
+    ("diff-markdown", ("diff", "{origin}", "{in}", "-f", "markdown")),
+)
+PLOT_KINDS = ("memory", "address-map", "breakdown", "fragmentation", "perf")
+MODEL_COMMANDS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
+    "onnx": (
+        ("reference", ("reference", "{in}")),
+        ("reference-json", ("reference", "{in}", "-f", "json", "--in-place", "--alignment", "64")),
+        ("reference-frames", ("reference", "{in}", "--frames-out", "{out}/f", "--frames-format", "csv")),
+        ("reference-plot", ("reference", "{in}", "--plot", "{out}/r.png", "--dtype", "fp16")),
+        ("reference-tflm", ("reference", "{in}", "--runtime", "tflm", "-f", "json")),
+    ),
+    "tflite": (
+        ("reference", ("reference", "{in}")),
+        ("reference-json", ("reference", "{in}", "-f", "json", "--arch", "arm32")),
+        ("reference-c", ("reference", "{in}", "-f", "c", "--kernels", "cmsis-nn", "--margin", "0.1")),
+        ("reference-frames", ("reference", "{in}", "--frames-out", "{out}/f", "--frames-format", "csv")),
+        ("reference-plot", ("reference", "{in}", "--plot", "{out}/r.png")),
+        ("check", ("check", "{trace}", "--model", "{in}", "-f", "json")),
+    ),
+}
+
+
+def commands(family: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    return MODEL_COMMANDS.get(family, LOG_COMMANDS)
+
+
+def command_for(family: str, index: int) -> tuple[str, tuple[str, ...]]:
+    """The command case `index` runs: rotated, with the plot kind rotated within the plot cases."""
+    table = commands(family)
+    name, argv = table[index % len(table)]
+    kind = PLOT_KINDS[(index // len(table)) % len(PLOT_KINDS)]
+    return (f"plot-{kind}" if name == "plot" else name), tuple(a.replace("{kind}", kind) for a in argv)
+
+
+class CaseTimeout(BaseException):
+    """Raised by SIGPROF in the worker when a case runs past its CPU limit (a BaseException, so the
+    CLI's own last-resort handler does not turn it into an internal-error line)."""
 
 
 @dataclass
@@ -64,15 +138,26 @@ class Result:
     mutations: list[str]
     detail: str = ""
     input_bytes: int = 0
+    command: str = ""
+    peak_bytes: int = 0
+    exit_code: int | None = None
+    cpu_seconds: float = 0.0
 
 
 @dataclass
 class Summary:
     family: str
     counts: Counter[str] = field(default_factory=Counter)
+    by_command: dict[str, Counter[str]] = field(default_factory=dict)
+    command_cpu: Counter[str] = field(default_factory=Counter)
     cli_counts: Counter[str] = field(default_factory=Counter)
     failures: list[Result] = field(default_factory=list)
     cpu_seconds: float = 0.0
+    peak_bytes: int = 0  # the largest case peak seen
+    peak_case: str = ""
+    max_multiple: float = 0.0  # the largest peak / input size among inputs of at least 64 KiB
+    max_multiple_case: str = ""
+    largest_input: int = 0
 
     @property
     def cases(self) -> int:
@@ -80,9 +165,23 @@ class Summary:
 
     @property
     def bad(self) -> int:
-        return sum(
-            self.counts[o] + self.cli_counts[o] for o in ("traceback", "memory-limit", "timeout", "crash")
-        )
+        return sum(self.counts[o] + self.cli_counts[o] for o in BAD_OUTCOMES)
+
+    def add(self, result: Result) -> None:
+        self.counts[result.outcome] += 1
+        self.by_command.setdefault(result.command, Counter())[result.outcome] += 1
+        self.command_cpu[result.command] += result.cpu_seconds
+        if result.outcome in BAD_OUTCOMES:
+            self.failures.append(result)
+        self.largest_input = max(self.largest_input, result.input_bytes)
+        name = f"{result.family}/{result.index} {result.command}"
+        if result.peak_bytes > self.peak_bytes:
+            self.peak_bytes, self.peak_case = result.peak_bytes, f"{name} ({result.input_bytes:,} B input)"
+        if result.input_bytes >= 64 * 1024:
+            multiple = result.peak_bytes / result.input_bytes
+            if multiple > self.max_multiple:
+                self.max_multiple = multiple
+                self.max_multiple_case = f"{name} ({result.input_bytes:,} B input)"
 
 
 def fixture_files(family: str) -> list[Path]:
@@ -93,11 +192,15 @@ def case_rng(seed: int, family: str, index: int) -> random.Random:
     return random.Random(f"{seed}/{family}/{index}")
 
 
+def memory_bound(input_bytes: int) -> int:
+    return MEMORY_FIXED_BYTES + MEMORY_PER_INPUT_BYTE * input_bytes
+
+
 # ------------------------------------------------------------------------------------ case generation
 
 
 class _Corpus:
-    """The fixtures of every text family as lines, read once per process."""
+    """The fixtures of every text family as lines, and the TFLM corpus models, read once per process."""
 
     def __init__(self) -> None:
         self.lines: dict[str, list[tuple[Path, list[str]]]] = {}
@@ -106,6 +209,12 @@ class _Corpus:
                 (p, p.read_bytes().decode("utf-8", "replace").split("\n")) for p in fixture_files(family)
             ]
         self.all = [lines for family in TEXT_FAMILIES for _, lines in self.lines[family]]
+        # Models under 64 KiB whose trace is in the corpus too: the mutations' reach, not the bytes.
+        self.tflite = [
+            (p, p.read_bytes())
+            for p in sorted(TFLITE_FIXTURES.glob("*.tflite"))
+            if p.stat().st_size < 64 * 1024 and p.with_suffix(".txt").exists()
+        ]
 
 
 _CORPUS: _Corpus | None = None
@@ -118,8 +227,28 @@ def corpus() -> _Corpus:
     return _CORPUS
 
 
-def write_case(family: str, seed: int, index: int, folder: Path) -> tuple[Path, Path | None, list[str]]:
-    """Write case `index` of `family` into `folder`: (the file, the fixture it came from, mutations)."""
+def _plain_size(data: bytes, suffix: str) -> int:
+    """The bytes logscope reads from `data` once decompressed (as far as a cut archive goes)."""
+    opener = {".gz": gzip.GzipFile, ".xz": lzma.LZMAFile, ".bz2": bz2.BZ2File}.get(suffix)
+    if opener is None:
+        return len(data)
+    total = 0
+    with contextlib.suppress(Exception), opener(fileobj=io.BytesIO(data)) as handle:  # type: ignore[operator]
+        while chunk := handle.read(1 << 20):
+            total += len(chunk)
+    return total
+
+
+@dataclass
+class Case:
+    path: Path
+    origin: Path | None  # the fixture it was mutated from (the other side of `diff`)
+    mutations: list[str]
+    input_bytes: int
+
+
+def write_case(family: str, seed: int, index: int, folder: Path) -> Case:
+    """Write case `index` of `family` into `folder`."""
     rng = case_rng(seed, family, index)
     if family == "onnx":
         from mutate_onnx import mutate_model
@@ -129,142 +258,144 @@ def write_case(family: str, seed: int, index: int, folder: Path) -> tuple[Path, 
             (folder / name).write_bytes(content)
         path = folder / f"case-{index}.onnx"
         path.write_bytes(data)
-        return path, None, names
+        return Case(path, None, names, len(data))
+    if family == "tflite":
+        from mutate_tflite import mutate_tflite
+
+        origin, original = rng.choice(corpus().tflite)
+        data, names = mutate_tflite(original, rng)
+        path = folder / f"case-{index}.tflite"
+        path.write_bytes(data)
+        return Case(path, origin, [origin.name, *names], len(data))
     from mutate import mutate_log
 
     origin, lines = rng.choice(corpus().lines[family])
     data, suffix, names = mutate_log(list(lines), rng, corpus().all)
     path = folder / f"case-{index}{suffix}"
     path.write_bytes(data)
-    return path, origin, [origin.name, *names]
+    return Case(path, origin, [origin.name, *names], _plain_size(data, suffix))
+
+
+def case_argv(family: str, index: int, case: Case, out: Path) -> tuple[str, list[str]]:
+    name, argv = command_for(family, index)
+    origin = case.origin
+    values = {
+        "{in}": str(case.path),
+        "{origin}": str(origin) if origin is not None else str(case.path),
+        "{out}": str(out),
+        "{trace}": str(origin.with_suffix(".txt")) if origin is not None else "",
+    }
+    args = []
+    for arg in argv:
+        for key, value in values.items():
+            arg = arg.replace(key, value)
+        args.append(arg)
+    return name, args
 
 
 # ------------------------------------------------------------------------------------ running one case
 
 
-def _quiet_steps(steps: list[Any]) -> None:
-    """Run each step; a LogscopeError (a clean refusal: exit 2 in the CLI) ends only that step."""
-    from logscope.errors import LogscopeError
-
-    for step in steps:
-        with contextlib.suppress(LogscopeError):
-            step()
-
-
-_BASELINES: dict[Path, Any] = {}
-
-
-def run_log_case(path: Path, origin: Path | None, draw: bool) -> str:
-    """The library path of `parse`, `report`, `plot` and `diff` on one file. Returns `ok` or `refused`;
-    any other exception propagates (the caller classifies it)."""
-    import matplotlib.pyplot as plt
-
-    from logscope.analysis.diff import diff_builds
-    from logscope.api import parse
-    from logscope.errors import LogscopeError
-    from logscope.plots import PLOTS, available_plots, figure_bytes
-    from logscope.render.diff import render_diff_json, render_diff_markdown, render_diff_text
-    from logscope.render.frames_out import write_frames
-    from logscope.render.summary import render_json, render_markdown, render_text
-    from logscope.report import build_report
-    from logscope.report.render import render_compact, render_html
-    from logscope.report.render import render_json as report_json
-    from logscope.report.render import render_markdown as report_markdown
-    from logscope.rules import analyze_log, resolve_config
-
-    config = resolve_config(None, path)
-    try:
-        log = analyze_log(parse(path), config)
-    except LogscopeError:
-        return "refused"
-    render_text(log)
-    render_json([log])
-    render_markdown(log)
-    report = build_report([log], budget_bytes=config.sram_bytes)
-    report_json(report)
-    report_markdown(report)
-    render_compact(report)
-    kinds = available_plots(log)
-    steps: list[Any] = [lambda k=k: plt.close(PLOTS[k](log)) for k in kinds]
-    if draw:
-        steps.append(lambda: render_html(report, dpi=30))
-        steps += [lambda k=k: figure_bytes(PLOTS[k](log), "png", 30) for k in kinds]
-        folder = path.parent / f"{path.name}-frames"
-        steps.append(lambda: write_frames(log, folder, "csv"))
-    if origin is not None:
-        if origin not in _BASELINES:
-            _BASELINES[origin] = analyze_log(parse(origin), config)
-        base = _BASELINES[origin]
-
-        def diff() -> None:
-            d = diff_builds(base, log, None, None)
-            render_diff_text(d, 5.0)
-            render_diff_json(d, 5.0)
-            render_diff_markdown(d, 5.0)
-
-        steps.append(diff)
-    _quiet_steps(steps)
-    plt.close("all")
-    return "ok"
+def classify(code: int | None, stderr: str) -> tuple[str, str]:
+    """The outcome of one CLI run from its exit code and stderr, and the line that says why."""
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    last = lines[-1] if lines else ""
+    if "Traceback (most recent call last)" in stderr or "╭" in stderr:
+        return "traceback", last
+    if code == 3:
+        internal = [line for line in lines if line.startswith("logscope: internal error:")]
+        line = internal[-1] if internal else last
+        return ("memory-limit" if "MemoryError" in line else "traceback"), line
+    if code in (0, 1):
+        return "ok", ""
+    if code == 2:
+        errors = [line for line in lines if line.startswith("logscope: error:")]
+        if len(errors) == 1 and not any(line.startswith("logscope:") for line in lines if line not in errors):
+            return "refused", errors[0]
+        return "traceback", f"exit 2 without one error line: {stderr[:300]!r}"
+    return "crash", f"exit {code}: {last}"
 
 
-def run_model_case(path: Path, draw: bool) -> str:
-    """The library path of `reference` (text, JSON, frames, plot) on one model."""
-    import matplotlib.pyplot as plt
-
-    from logscope.errors import LogscopeError
-    from logscope.reference import ReferenceOptions, analyze_model
-    from logscope.render.reference import (
-        plot_reference_curves,
-        render_reference_json,
-        render_reference_text,
-        write_reference_frames,
-    )
-
-    try:
-        result = analyze_model(path, ReferenceOptions())
-    except LogscopeError:
-        return "refused"
-    steps: list[Any] = [lambda: render_reference_text(result), lambda: render_reference_json(result)]
-    if draw:
-        steps.append(
-            lambda: write_reference_frames(result.frames, path.parent / f"{path.name}-frames", "csv")
-        )
-        steps.append(lambda: plot_reference_curves(result, path.parent / f"{path.name}.png"))
-    _quiet_steps(steps)
-    plt.close("all")
-    return "ok"
-
-
-def _where(exc: BaseException) -> str:
-    """`Type: message @ innermost logscope frame` — one signature per distinct bug."""
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if "/logscope/" in f.filename]
-    at = f" @ {Path(frames[-1].filename).name}:{frames[-1].lineno} {frames[-1].name}" if frames else ""
-    message = " ".join(str(exc).split())[:160]
-    return f"{type(exc).__name__}: {message}{at}"
-
-
-def run_case(family: str, seed: int, index: int, folder: Path, draw: bool) -> Result:
+def _clean(folder: Path) -> None:
     for p in folder.iterdir():
         if p.is_dir():
-            import shutil
-
             shutil.rmtree(p)
         else:
             p.unlink()
-    path, origin, names = write_case(family, seed, index, folder)
-    size = path.stat().st_size
+
+
+def _rss() -> int:
+    with open("/proc/self/statm") as handle:
+        return int(handle.read().split()[1]) * resource.getpagesize()
+
+
+def _reset_peak() -> bool:
     try:
-        outcome = run_model_case(path, draw) if family == "onnx" else run_log_case(path, origin, draw)
-        return Result(family, index, outcome, names, input_bytes=size)
-    except MemoryError as exc:
-        return Result(family, index, "memory-limit", names, _where(exc), size)
-    except CaseTimeout as exc:
-        return Result(family, index, "timeout", names, _where(exc), size)
-    except RecursionError as exc:
-        return Result(family, index, "traceback", names, _where(exc), size)
+        with open("/proc/self/clear_refs", "w") as handle:
+            handle.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def _peak() -> int:
+    with open("/proc/self/status") as handle:
+        for line in handle:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def run_cli_in_process(args: list[str]) -> tuple[int | None, str]:
+    """`logscope ARGS` through `logscope.cli.main` in this process: (exit code, stderr)."""
+    from logscope import cli
+
+    cli._RUN.update(debug=False, input=None)
+    out, err = io.StringIO(), io.StringIO()
+    saved = sys.argv
+    sys.argv = ["logscope", *args]
+    code: int | None = 0
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            cli.main()
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+    finally:
+        sys.argv = saved
+        import matplotlib.pyplot as plt
+
+        plt.close("all")
+    return code, err.getvalue()
+
+
+def run_case(family: str, seed: int, index: int, folder: Path) -> Result:
+    """Case `index` of `family` written into `folder` and run through its command in this process."""
+    _clean(folder)
+    case = write_case(family, seed, index, folder)
+    out = folder / "out"
+    out.mkdir()
+    name, args = case_argv(family, index, case, out)
+    measured = _reset_peak()
+    before = _rss()
+    result = Result(family, index, "ok", case.mutations, input_bytes=case.input_bytes, command=name)
+    try:
+        code, stderr = run_cli_in_process(args)
+        result.exit_code = code
+        result.outcome, result.detail = classify(code, stderr)
+    except MemoryError:
+        result.outcome, result.detail = "memory-limit", "MemoryError out of main"
+    except CaseTimeout:
+        result.outcome, result.detail = "timeout", f"over {CASE_CPU_SECONDS} s of CPU"
     except Exception as exc:
-        return Result(family, index, "traceback", names, _where(exc), size)
+        result.outcome, result.detail = "traceback", f"{type(exc).__name__} out of main: {exc}"[:300]
+    if measured:
+        result.peak_bytes = max(0, _peak() - before)
+        if result.outcome == "ok" or result.outcome == "refused":
+            bound = memory_bound(case.input_bytes)
+            if result.peak_bytes > bound:
+                result.outcome = "memory-bound"
+                result.detail = f"peak {result.peak_bytes:,} B over the bound {bound:,} B"
+    return result
 
 
 # ------------------------------------------------------------------------------------ the forked worker
@@ -280,28 +411,63 @@ def _address_space() -> int:
 
 
 def _import_before_fork() -> None:
-    """Everything a case uses, imported once in the parent: each forked worker starts with the same
-    code, and the memory limit measures the case, not the imports."""
+    """Everything a command uses, imported once in the parent: each forked worker starts with the same
+    code, and neither the memory limit nor the peak measures imports."""
     import matplotlib
 
     matplotlib.use("Agg")
     import logscope.analysis.diff
     import logscope.api
+    import logscope.cli
     import logscope.plots
     import logscope.reference
+    import logscope.reference.tflm
+    import logscope.reference.tflm_onnx
     import logscope.render.diff
     import logscope.render.frames_out
     import logscope.render.reference
     import logscope.render.summary
+    import logscope.render.tflm
     import logscope.report
     import logscope.report.render  # noqa: F401
 
+    corpus()
+    _warm_up()
 
-def _worker(conn: Any, seed: int, draw_every: int) -> None:
-    _import_before_fork()
+
+_WARM = False
+
+
+def _warm_up() -> None:
+    """One run of each kind of command on unmutated fixtures before the fork: grammars, caches and font
+    tables built on first use belong to every worker, not to the first case's peak."""
+    global _WARM
+    if _WARM:
+        return
+    _WARM = True
+    with tempfile.TemporaryDirectory(prefix="logscope-fuzz-warm-") as tmp:
+        out = Path(tmp)
+        for family in TEXT_FAMILIES:
+            for path in fixture_files(family)[:3]:
+                run_cli_in_process(["parse", str(path), "-f", "json"])
+                run_cli_in_process(["report", str(path), "-o", str(out / f"{path.name}.html")])
+        for kind in PLOT_KINDS:
+            run_cli_in_process(["plot", str(fixture_files("rknn")[0]), "-k", kind, "-o", str(out / "p.png")])
+        tflite, _ = corpus().tflite[0]
+        run_cli_in_process(["reference", str(tflite), "--plot", str(out / "t.png")])
+        run_cli_in_process(["check", str(tflite.with_suffix(".txt")), "--model", str(tflite)])
+        from mutate_onnx import conv_chain
+
+        model = out / "m.onnx"
+        model.write_bytes(conv_chain().SerializeToString())
+        run_cli_in_process(["reference", str(model), "--plot", str(out / "r.png"), "-f", "json"])
+        run_cli_in_process(["reference", str(model), "--runtime", "tflm"])
+
+
+def _worker(conn: Any, seed: int) -> None:
     limit = _address_space() + CASE_MEMORY_BYTES
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    signal.signal(signal.SIGALRM, _on_cpu_limit)
+    signal.signal(signal.SIGPROF, _on_cpu_limit)
     with tempfile.TemporaryDirectory(prefix="logscope-fuzz-") as tmp:
         folder = Path(tmp)
         while True:
@@ -309,23 +475,30 @@ def _worker(conn: Any, seed: int, draw_every: int) -> None:
             if job is None:
                 return
             family, index = job
+            started = time.process_time()
             signal.setitimer(signal.ITIMER_PROF, CASE_CPU_SECONDS)
-            signal.signal(signal.SIGPROF, _on_cpu_limit)
-            result = run_case(family, seed, index, folder, draw=index % draw_every == 0)
-            signal.setitimer(signal.ITIMER_PROF, 0)
+            try:
+                result = run_case(family, seed, index, folder)
+            except CaseTimeout:  # the limit fired outside the command (writing the case)
+                result = Result(family, index, "timeout", [], "while writing the case")
+            finally:
+                signal.setitimer(signal.ITIMER_PROF, 0)
+            result.cpu_seconds = time.process_time() - started
             conn.send(result)
 
 
 class Worker:
-    def __init__(self, seed: int, draw_every: int) -> None:
-        self.seed, self.draw_every = seed, draw_every
+    """One long-lived forked worker; replaced after a case that did not end cleanly."""
+
+    def __init__(self, seed: int) -> None:
+        self.seed = seed
         self.process: Any = None
         self.done = 0
 
     def _start(self) -> None:
         context = multiprocessing.get_context("fork")
         self.conn, child = context.Pipe()
-        self.process = context.Process(target=_worker, args=(child, self.seed, self.draw_every), daemon=True)
+        self.process = context.Process(target=_worker, args=(child, self.seed), daemon=True)
         self.process.start()
         self.done = 0
 
@@ -345,14 +518,14 @@ class Worker:
             self._start()
         try:
             self.conn.send((family, index))
-            ready = self.conn.poll(CASE_CPU_SECONDS * 4 + 30)
+            ready = self.conn.poll(CASE_CPU_SECONDS * 6 + 60)  # wall time: the machine is shared
         except OSError:  # the worker died before it read the case
             ready = False
         if ready:
             try:
                 result: Result = self.conn.recv()
                 self.done += 1
-                if result.outcome != "ok" and result.outcome != "refused":
+                if result.outcome not in ("ok", "refused"):
                     self.stop()  # a fresh worker for the next case: no leftovers
                 return result
             except (EOFError, OSError):
@@ -362,45 +535,27 @@ class Worker:
         outcome = "memory-limit" if code in (-signal.SIGKILL, -signal.SIGSEGV, -signal.SIGABRT) else "crash"
         if code is None:
             outcome = "timeout"
-        names = []
-        return Result(family, index, outcome, names, f"worker exit code {code}")
+        name, _ = command_for(family, index)
+        return Result(family, index, outcome, [], f"worker exit code {code}", command=name)
 
 
 # ------------------------------------------------------------------------------------ the CLI sample
 
-_CLI_COMMANDS = ("parse-json", "parse-frames", "report-html", "plot-memory", "diff", "report-md")
-
 
 def run_cli_case(family: str, seed: int, index: int) -> Result:
-    """Case `index` through the real CLI in a subprocess, under the same kind of limits."""
+    """Case `index` through `python -m logscope` in a subprocess, under the same kind of limits."""
     with tempfile.TemporaryDirectory(prefix="logscope-fuzz-cli-") as tmp:
         folder = Path(tmp)
-        path, origin, names = write_case(family, seed, index, folder)
-        command = _CLI_COMMANDS[index % len(_CLI_COMMANDS)]
-        if family == "onnx":
-            command = "reference"
-            args = ["reference", str(path), "-f", "json", "--plot", str(folder / "r.png")]
-        else:
-            args = {
-                "parse-json": ["parse", str(path), "-f", "json"],
-                "parse-frames": [
-                    "parse",
-                    str(path),
-                    "--frames-out",
-                    str(folder / "f"),
-                    "--frames-format",
-                    "csv",
-                ],
-                "report-html": ["report", str(path), "-o", str(folder / "r.html")],
-                "report-md": ["report", str(path), "-o", str(folder / "r.md")],
-                "plot-memory": ["plot", str(path), "-k", "memory", "-o", str(folder / "p.png")],
-                "diff": ["diff", str(origin), str(path), "-f", "markdown"],
-            }[command]
+        case = write_case(family, seed, index, folder)
+        out = folder / "out"
+        out.mkdir()
+        name, args = case_argv(family, index, case, out)
 
         def limits() -> None:
             resource.setrlimit(resource.RLIMIT_AS, (CLI_MEMORY_BYTES, CLI_MEMORY_BYTES))
             resource.setrlimit(resource.RLIMIT_CPU, (CLI_TIMEOUT_SECONDS, CLI_TIMEOUT_SECONDS + 5))
 
+        result = Result(family, index, "ok", case.mutations, input_bytes=case.input_bytes, command=name)
         try:
             done = subprocess.run(
                 [sys.executable, "-m", "logscope", *args],
@@ -412,23 +567,14 @@ def run_cli_case(family: str, seed: int, index: int) -> Result:
                 cwd=folder,
             )
         except subprocess.TimeoutExpired:
-            return Result(family, index, "timeout", [command, *names], "CLI over its time limit")
-        err = done.stderr
-        if "Traceback" in err or "╭" in err or done.returncode == 3:
-            detail = err.strip().splitlines()[-1] if err.strip() else ""
-            outcome = "memory-limit" if "MemoryError" in err else "traceback"
-            return Result(family, index, outcome, [command, *names], detail)
-        if done.returncode in (0, 1):
-            return Result(family, index, "ok", [command, *names])
-        if done.returncode == 2:
-            lines = [line for line in err.splitlines() if line.strip() and not line.startswith("wrote ")]
-            if len(lines) == 1 and lines[0].startswith("logscope: error:"):
-                return Result(family, index, "refused", [command, *names])
-            return Result(
-                family, index, "traceback", [command, *names], f"exit 2 without one line: {err[:300]!r}"
-            )
-        outcome = "memory-limit" if done.returncode in (-signal.SIGKILL, -signal.SIGXCPU) else "crash"
-        return Result(family, index, outcome, [command, *names], f"exit {done.returncode}: {err[-300:]!r}")
+            result.outcome, result.detail = "timeout", "CLI over its time limit"
+            return result
+        result.exit_code = done.returncode
+        if done.returncode in (-signal.SIGKILL, -signal.SIGXCPU):
+            result.outcome, result.detail = "memory-limit", f"exit {done.returncode}"
+        else:
+            result.outcome, result.detail = classify(done.returncode, done.stderr)
+        return result
 
 
 # ------------------------------------------------------------------------------------ a run
@@ -439,43 +585,39 @@ def run_family(
     cases: int,
     seed: int,
     cli_every: int = 0,
-    draw_every: int = 25,
     progress: io.TextIOBase | None = None,
     deadline: float | None = None,
+    start: int = 0,
 ) -> Summary:
-    """`cases` in-process cases of `family` (and every `cli_every`-th through the CLI); stops early at
-    `deadline` (a `time.monotonic()` value), the summary saying how many cases ran."""
+    """Cases `start` .. `start + cases - 1` of `family` (and every `cli_every`-th through a subprocess);
+    stops early at `deadline` (a `time.monotonic()` value), the summary saying how many cases ran."""
     summary = Summary(family)
     _import_before_fork()
-    worker = Worker(seed, draw_every)
-    start = time.process_time()
+    worker = Worker(seed)
+    began = time.process_time()
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     try:
-        for index in range(cases):
+        for index in range(start, start + cases):
             if deadline is not None and time.monotonic() > deadline:
                 break
             result = worker.run(family, index)
-            summary.counts[result.outcome] += 1
-            if result.outcome not in ("ok", "refused"):
-                summary.failures.append(result)
-                if progress is not None:
-                    progress.write(
-                        f"  {family}/{index}: {result.outcome} {result.mutations} {result.detail}\n"
-                    )
+            summary.add(result)
+            if result.outcome in BAD_OUTCOMES and progress is not None:
+                progress.write(f"  {family}/{index}: {result.outcome} {result.command} {result.mutations} {result.detail}\n")
             if cli_every and index % cli_every == 0:
                 cli = run_cli_case(family, seed, index)
                 summary.cli_counts[cli.outcome] += 1
-                if cli.outcome not in ("ok", "refused"):
+                if cli.outcome in BAD_OUTCOMES:
                     summary.failures.append(cli)
-            if progress is not None and (index + 1) % 500 == 0:
-                progress.write(f"  {family}: {index + 1}/{cases} {dict(summary.counts)}\n")
+            if progress is not None and (index + 1 - start) % 500 == 0:
+                progress.write(f"  {family}: {index + 1 - start}/{cases} {dict(summary.counts)}\n")
                 progress.flush()
     finally:
         worker.stop()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     summary.cpu_seconds = (
         time.process_time()
-        - start
+        - began
         + (after.ru_utime - children.ru_utime)
         + (after.ru_stime - children.ru_stime)
     )
@@ -483,27 +625,42 @@ def run_family(
 
 
 def format_summary(summaries: list[Summary]) -> str:
-    head = (
-        f"{'family':<10} {'cases':>7} "
-        + " ".join(f"{o:>12}" for o in OUTCOMES)
-        + f" {'CLI sample':>30} {'CPU s':>8}"
-    )
+    head = f"{'family':<10} {'cases':>7} " + " ".join(f"{o:>12}" for o in OUTCOMES)
+    head += f" {'CLI sample':>24} {'CPU s':>7} {'peak MiB':>9} {'max x input':>11}"
     out = [head]
     for s in summaries:
         cli = ", ".join(f"{k} {v}" for k, v in sorted(s.cli_counts.items())) or "—"
+        multiple = f"{s.max_multiple:.1f}" if s.max_multiple else "—"
         out.append(
             f"{s.family:<10} {s.cases:>7} "
             + " ".join(f"{s.counts[o]:>12}" for o in OUTCOMES)
-            + f" {cli:>30} {s.cpu_seconds:>8.0f}"
+            + f" {cli:>24} {s.cpu_seconds:>7.0f} {s.peak_bytes / 2**20:>9.1f} {multiple:>11}"
+        )
+    out.append("")
+    out.append("per command: ok / refused / bad (mean CPU per case)")
+    for s in summaries:
+        cells = []
+        for name in sorted(s.by_command):
+            c = s.by_command[name]
+            bad = sum(c[o] for o in BAD_OUTCOMES)
+            cpu_ms = 1000 * s.command_cpu[name] / max(1, sum(c.values()))
+            cells.append(f"{name} {c['ok']}/{c['refused']}/{bad} ({cpu_ms:.0f} ms)")
+        out.append(f"  {s.family}: " + ", ".join(cells))
+    out.append("")
+    for s in summaries:
+        out.append(
+            f"  {s.family}: largest peak {s.peak_bytes / 2**20:.1f} MiB ({s.peak_case}); largest input "
+            f"{s.largest_input:,} B; largest peak/input over inputs >= 64 KiB {s.max_multiple:.1f} "
+            f"({s.max_multiple_case or 'none'})"
         )
     failures = [f for s in summaries for f in s.failures]
     if failures:
         out.append("")
-        out.append("failures (family/index: outcome, mutations, where):")
+        out.append("failures (family/index: outcome, command, mutations, why):")
         seen: Counter[str] = Counter()
         for f in failures:
             seen[f.detail] += 1
             if seen[f.detail] <= 3:
-                out.append(f"  {f.family}/{f.index}: {f.outcome} {f.mutations} {f.detail}")
+                out.append(f"  {f.family}/{f.index}: {f.outcome} {f.command} {f.mutations} {f.detail}")
         out.append(f"  ({len(failures)} failures, {len(seen)} distinct)")
     return "\n".join(out)
