@@ -18,7 +18,7 @@ import typer
 from rich.console import Console
 
 from logscope.api import analyze, parse
-from logscope.errors import LogscopeError
+from logscope.errors import LogscopeError, where_of
 from logscope.inert import visible_controls
 from logscope.model import ParsedLog
 from logscope.outputs import check_outputs, frame_files, frame_folders
@@ -1065,14 +1065,20 @@ def main() -> None:
 
 
 def internal_error_line(exc: BaseException, source: object) -> str:
-    """`logscope: internal error: ValueError: ... (input x.log, line 12; --debug shows the traceback)`."""
-    where = [f"input {source}"] if source is not None else []
-    line = getattr(exc, "line", None)
+    """`logscope: internal error: ValueError: ... (x.log:12, rule MCU003; --debug shows the traceback)`:
+    the input, and the line and rule the parser or rules engine noted on the exception
+    (`errors.note_where`) or the line the exception carries itself (Lark's)."""
+    where_noted = where_of(exc)
+    line = where_noted.get("line", getattr(exc, "line", None))
+    place = f"{source}" if source is not None else ""
     if isinstance(line, int):
-        where.append(f"line {line}")
+        place = f"{place}:{line}" if place else f"line {line}"
+    where = [place] if place else []
+    if where_noted.get("rule"):
+        where.append(f"rule {where_noted['rule']}")
     message = " ".join(str(exc).split())[:300] or "(no message)"
-    where.append("--debug shows the traceback")
-    return visible_controls(f"logscope: internal error: {type(exc).__name__}: {message} ({'; '.join(where)})")
+    tail = f"{', '.join(where)}; --debug shows the traceback" if where else "--debug shows the traceback"
+    return visible_controls(f"logscope: internal error: {type(exc).__name__}: {message} ({tail})")
 
 
 if __name__ == "__main__":

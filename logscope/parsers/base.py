@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
+from logscope.errors import note_where
 from logscope.parsers.grammar import Fields
 
 LINE_CLASSES = ("structural", "message", "noise", "foreign", "blank", "unparsed")
@@ -113,6 +114,20 @@ def feed_glued(
     _merge(counts, classes)
 
 
+def _line_at(exc: BaseException, feed_block: Callable[..., None]) -> int | None:
+    """The line number `feed_block` was reading when `exc` was raised: its loop variable `number` in the
+    innermost frame of `feed_block` on the traceback (None if the exception came from elsewhere)."""
+    code = getattr(feed_block, "__code__", None)
+    line = None
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code is code:
+            number = tb.tb_frame.f_locals.get("number")
+            line = number if isinstance(number, int) else line
+        tb = tb.tb_next
+    return line
+
+
 def _merge(counts: dict[str, int], classes: list[str]) -> None:
     if len(classes) < 2:
         return
@@ -152,12 +167,20 @@ class BaseAssembler(Generic[S]):
         blocks: Iterable[tuple[list[str], list[int]]],
         feed_block: Callable[[list[str], list[int]], None],
     ) -> None:
-        """Run `feed_block` over each block, or `feed_glued` line by line when a block has glued pieces."""
-        for lines, numbers in blocks:
-            if has_glued_lines(numbers):
-                feed_glued(self.account, lines, numbers, lambda line, number: feed_block([line], [number]))
-            else:
-                feed_block(lines, numbers)
+        """Run `feed_block` over each block, or `feed_glued` line by line when a block has glued pieces.
+
+        An unexpected exception leaves with the line it happened on (`errors.note_where`): the `number`
+        `feed_block` was at, read from its frame, so the hot loop pays nothing for it.
+        """
+        try:
+            for lines, numbers in blocks:
+                if has_glued_lines(numbers):
+                    feed_glued(self.account, lines, numbers, lambda line, number: feed_block([line], [number]))
+                else:
+                    feed_block(lines, numbers)
+        except Exception as exc:
+            note_where(exc, line=_line_at(exc, feed_block))
+            raise
 
     # ------------------------------------------------------------------ segmentation
     def new_segment(self, number: int, previous: S | None, inherit: bool) -> S:

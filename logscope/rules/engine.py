@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable
 
+from logscope.errors import note_where
 from logscope.model import ParsedLog
 from logscope.rules.config import Config
 from logscope.rules.finding import Finding, Severity
@@ -37,13 +38,17 @@ def run_rules(log: ParsedLog, config: Config | None = None) -> list[Finding]:
             continue
         options = config.options_for(rule)
         override = config.severity_for(rule)
-        for finding in rule.check(log, options):
-            severity = override or finding.severity or rule.severity
-            findings.append(
-                dataclasses.replace(
-                    finding, code=rule.code, name=rule.name, severity=severity, source=log.source
+        try:
+            for finding in rule.check(log, options):
+                severity = override or finding.severity or rule.severity
+                findings.append(
+                    dataclasses.replace(
+                        finding, code=rule.code, name=rule.name, severity=severity, source=log.source
+                    )
                 )
-            )
+        except Exception as exc:  # a bug in the rule: the CLI's internal-error line names it
+            note_where(exc, rule=rule.code)
+            raise
     return sort_findings(findings)
 
 

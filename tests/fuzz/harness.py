@@ -432,7 +432,28 @@ def _import_before_fork() -> None:
     import logscope.report.render  # noqa: F401
 
     corpus()
+    _cache_click_command()
     _warm_up()
+
+
+def _cache_click_command() -> None:
+    """Typer builds the click command tree from the functions' signatures on every `app()` call (a
+    tenth of a small case's CPU); a worker runs thousands of calls of one unchanged app, so it builds
+    the tree once. Parsing, dispatch and every command's code still run per case."""
+    import typer.main
+
+    from logscope import cli
+
+    build = typer.main.get_command
+    if getattr(build, "cached_for_fuzz", False):
+        return
+    command = build(cli.app)
+
+    def cached(instance: Any) -> Any:
+        return command if instance is cli.app else build(instance)
+
+    cached.cached_for_fuzz = True  # type: ignore[attr-defined]
+    typer.main.get_command = cached
 
 
 _WARM = False
