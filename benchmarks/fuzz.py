@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import pickle
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -31,15 +32,19 @@ def _parallel(args: argparse.Namespace) -> list[harness.Summary]:
         pending = list(args.families)
         running: list[tuple[str, subprocess.Popen[bytes], Path]] = []
         while pending or running:
-            while pending and len(running) < args.jobs:
+            while pending and len(running) < args.jobs and not harness.STOP["now"]:
                 family = pending.pop(0)
                 out = Path(tmp) / f"{family}.pickle"
                 command = [sys.executable, __file__, "--families", family, "--summary-out", str(out)]
                 command += ["--cases", str(args.cases), "--seed", str(args.seed), "--start", str(args.start)]
                 command += ["--cli-every", str(args.cli_every)]
+                if args.commands:
+                    command += ["--commands", *args.commands]
                 if args.minutes:
                     command += ["--minutes", str(args.minutes)]
-                running.append((family, subprocess.Popen(command, stdout=subprocess.DEVNULL), out))
+                child = subprocess.Popen(command, stdout=subprocess.DEVNULL)
+                _CHILDREN.append(child)
+                running.append((family, child, out))
             time.sleep(1)
             for item in list(running):
                 if item[1].poll() is not None:
@@ -48,9 +53,21 @@ def _parallel(args: argparse.Namespace) -> list[harness.Summary]:
         for family in args.families:
             out = Path(tmp) / f"{family}.pickle"
             if not out.exists():
-                raise SystemExit(f"the {family} run ended without a summary")
+                print(f"the {family} run ended without a summary", file=sys.stderr)
+                continue
             summaries.append(pickle.loads(out.read_bytes()))
         return summaries
+
+
+def _stop(signum: int, frame: object) -> None:
+    """SIGTERM: every family ends after its current case and reports what ran (children told too)."""
+    harness.STOP["now"] = True
+    for child in _CHILDREN:
+        if child.poll() is None:
+            child.terminate()
+
+
+_CHILDREN: list[subprocess.Popen[bytes]] = []
 
 
 def main() -> int:
@@ -63,7 +80,16 @@ def main() -> int:
     parser.add_argument("--families", nargs="+", default=list(harness.FAMILIES), choices=harness.FAMILIES)
     parser.add_argument("--jobs", type=int, default=1, help="families run in parallel")
     parser.add_argument(
-        "--cli-every", type=int, default=500, help="every N-th case also through `python -m logscope` (0: none)"
+        "--cli-every",
+        type=int,
+        default=500,
+        help="every N-th case also through `python -m logscope` (0: none)",
+    )
+    parser.add_argument(
+        "--commands",
+        nargs="+",
+        default=[],
+        help="only these commands (e.g. audit; default: the standard rotation)",
     )
     parser.add_argument("--minutes", type=float, help="stop each family after this many minutes (wall)")
     parser.add_argument("--replay", nargs=2, metavar=("FAMILY", "INDEX"))
@@ -75,21 +101,36 @@ def main() -> int:
         shutil.rmtree(folder, ignore_errors=True)
         folder.mkdir()
         harness._import_before_fork()
-        result = harness.run_case(family, args.seed, index, folder)
+        result = harness.run_case(family, args.seed, index, folder, tuple(args.commands))
         print(
-            f"{family}/{index}: {result.outcome} {result.command} exit {result.exit_code} {result.mutations} "
-            f"{result.detail} (peak {result.peak_bytes:,} B, input {result.input_bytes:,} B; files in {folder}/)"
+            f"{family}/{index}: {result.outcome} {result.command} exit {result.exit_code} "
+            f"{result.mutations} {result.detail} (peak {result.peak_bytes:,} B, "
+            f"input {result.input_bytes:,} B; files in {folder}/)"
         )
         return 0 if result.outcome in ("ok", "refused") else 1
+    signal.signal(signal.SIGTERM, _stop)
     if args.jobs > 1 and len(args.families) > 1:
         summaries = _parallel(args)
     else:
         summaries = []
+
+        def checkpoint(summary: harness.Summary) -> None:
+            if args.summary_out:  # what ran so far survives a kill
+                args.summary_out.write_bytes(pickle.dumps(summary))
+
         for family in args.families:
             deadline = time.monotonic() + args.minutes * 60 if args.minutes else None
             summaries.append(
                 harness.run_family(
-                    family, args.cases, args.seed, args.cli_every, sys.stderr, deadline, args.start
+                    family,
+                    args.cases,
+                    args.seed,
+                    args.cli_every,
+                    sys.stderr,
+                    deadline,
+                    args.start,
+                    tuple(args.commands),
+                    checkpoint,
                 )
             )
     if args.summary_out:

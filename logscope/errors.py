@@ -35,7 +35,11 @@ def note_where(exc: BaseException, *, line: int | None = None, rule: str | None 
         for key, value in (("line", line), ("rule", rule)):
             if value is not None and key not in where:
                 where[key] = value
-                exc.add_note(f"logscope: while at input {key} {value}" if key == "line" else f"logscope: in rule {value}")
+                exc.add_note(
+                    f"logscope: while at input {key} {value}"
+                    if key == "line"
+                    else f"logscope: in rule {value}"
+                )
     except (AttributeError, TypeError):  # an exception type without a __dict__
         pass
 

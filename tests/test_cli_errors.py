@@ -124,9 +124,7 @@ def test_a_rule_failure_names_the_rule(
     def failing(log: object, options: object) -> object:
         raise ZeroDivisionError("injected")
 
-    broken = tuple(
-        dataclasses.replace(r, check=failing) if r.code == code else r for r in rules_config.RULES
-    )
+    broken = tuple(dataclasses.replace(r, check=failing) if r.code == code else r for r in rules_config.RULES)
     monkeypatch.setattr(rules_config, "RULES", broken)
     assert _run(monkeypatch, "parse", str(LOG)) == 3
     err = capsys.readouterr().err

@@ -175,7 +175,9 @@ class BaseAssembler(Generic[S]):
         try:
             for lines, numbers in blocks:
                 if has_glued_lines(numbers):
-                    feed_glued(self.account, lines, numbers, lambda line, number: feed_block([line], [number]))
+                    feed_glued(
+                        self.account, lines, numbers, lambda line, number: feed_block([line], [number])
+                    )
                 else:
                     feed_block(lines, numbers)
         except Exception as exc:

@@ -93,6 +93,15 @@ LOG_COMMANDS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("diff-json", ("diff", "{in}", "{origin}", "-f", "json")),
     ("diff-markdown", ("diff", "{origin}", "{in}", "-f", "markdown")),
 )
+# `audit` writes a DuckDB per case and `trend` reads it back (`&&`: the second runs when the first
+# exits 0 or 1); about three times a parse's CPU, so a run takes them when asked (`--commands audit`).
+AUDIT_COMMANDS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("audit", ("audit", "{in}", "--db", "{out}/a.duckdb", "-f", "json")),
+    (
+        "audit-trend",
+        ("audit", "{in}", "--db", "{out}/a.duckdb", "&&", "trend", "--db", "{out}/a.duckdb", "-f", "csv"),
+    ),
+)
 PLOT_KINDS = ("memory", "address-map", "breakdown", "fragmentation", "perf")
 MODEL_COMMANDS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
     "onnx": (
@@ -113,13 +122,21 @@ MODEL_COMMANDS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
 }
 
 
-def commands(family: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    return MODEL_COMMANDS.get(family, LOG_COMMANDS)
+def commands(family: str, only: tuple[str, ...] = ()) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The commands rotated over `family`'s cases; `only`: those named (the audit ones included)."""
+    table = MODEL_COMMANDS.get(family, LOG_COMMANDS)
+    if not only:
+        return table
+    extra = AUDIT_COMMANDS if family in TEXT_FAMILIES else ()
+    chosen = tuple(c for c in (*table, *extra) if c[0] in only or c[0].split("-")[0] in only)
+    if not chosen:
+        raise ValueError(f"no command of {family} is named {', '.join(only)}")
+    return chosen
 
 
-def command_for(family: str, index: int) -> tuple[str, tuple[str, ...]]:
+def command_for(family: str, index: int, only: tuple[str, ...] = ()) -> tuple[str, tuple[str, ...]]:
     """The command case `index` runs: rotated, with the plot kind rotated within the plot cases."""
-    table = commands(family)
+    table = commands(family, only)
     name, argv = table[index % len(table)]
     kind = PLOT_KINDS[(index // len(table)) % len(PLOT_KINDS)]
     return (f"plot-{kind}" if name == "plot" else name), tuple(a.replace("{kind}", kind) for a in argv)
@@ -276,8 +293,10 @@ def write_case(family: str, seed: int, index: int, folder: Path) -> Case:
     return Case(path, origin, [origin.name, *names], _plain_size(data, suffix))
 
 
-def case_argv(family: str, index: int, case: Case, out: Path) -> tuple[str, list[str]]:
-    name, argv = command_for(family, index)
+def case_argv(
+    family: str, index: int, case: Case, out: Path, only: tuple[str, ...] = ()
+) -> tuple[str, list[str]]:
+    name, argv = command_for(family, index, only)
     origin = case.origin
     values = {
         "{in}": str(case.path),
@@ -368,20 +387,34 @@ def run_cli_in_process(args: list[str]) -> tuple[int | None, str]:
     return code, err.getvalue()
 
 
-def run_case(family: str, seed: int, index: int, folder: Path) -> Result:
+def _chain(args: list[str]) -> list[list[str]]:
+    """`a ... && b ...` as the argument lists of the commands run one after the other."""
+    chain: list[list[str]] = [[]]
+    for arg in args:
+        if arg == "&&":
+            chain.append([])
+        else:
+            chain[-1].append(arg)
+    return chain
+
+
+def run_case(family: str, seed: int, index: int, folder: Path, only: tuple[str, ...] = ()) -> Result:
     """Case `index` of `family` written into `folder` and run through its command in this process."""
     _clean(folder)
     case = write_case(family, seed, index, folder)
     out = folder / "out"
     out.mkdir()
-    name, args = case_argv(family, index, case, out)
+    name, args = case_argv(family, index, case, out, only)
     measured = _reset_peak()
     before = _rss()
     result = Result(family, index, "ok", case.mutations, input_bytes=case.input_bytes, command=name)
     try:
-        code, stderr = run_cli_in_process(args)
-        result.exit_code = code
-        result.outcome, result.detail = classify(code, stderr)
+        for argv in _chain(args):
+            code, stderr = run_cli_in_process(argv)
+            result.exit_code = code
+            result.outcome, result.detail = classify(code, stderr)
+            if result.outcome != "ok":
+                break
     except MemoryError:
         result.outcome, result.detail = "memory-limit", "MemoryError out of main"
     except CaseTimeout:
@@ -477,6 +510,9 @@ def _warm_up() -> None:
         tflite, _ = corpus().tflite[0]
         run_cli_in_process(["reference", str(tflite), "--plot", str(out / "t.png")])
         run_cli_in_process(["check", str(tflite.with_suffix(".txt")), "--model", str(tflite)])
+        log = fixture_files("rknn")[0]
+        run_cli_in_process(["audit", str(log), "--db", str(out / "a.duckdb"), "-f", "json"])
+        run_cli_in_process(["trend", "--db", str(out / "a.duckdb"), "-f", "csv"])
         from mutate_onnx import conv_chain
 
         model = out / "m.onnx"
@@ -485,7 +521,7 @@ def _warm_up() -> None:
         run_cli_in_process(["reference", str(model), "--runtime", "tflm"])
 
 
-def _worker(conn: Any, seed: int) -> None:
+def _worker(conn: Any, seed: int, only: tuple[str, ...]) -> None:
     limit = _address_space() + CASE_MEMORY_BYTES
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     signal.signal(signal.SIGPROF, _on_cpu_limit)
@@ -499,7 +535,7 @@ def _worker(conn: Any, seed: int) -> None:
             started = time.process_time()
             signal.setitimer(signal.ITIMER_PROF, CASE_CPU_SECONDS)
             try:
-                result = run_case(family, seed, index, folder)
+                result = run_case(family, seed, index, folder, only)
             except CaseTimeout:  # the limit fired outside the command (writing the case)
                 result = Result(family, index, "timeout", [], "while writing the case")
             finally:
@@ -511,15 +547,15 @@ def _worker(conn: Any, seed: int) -> None:
 class Worker:
     """One long-lived forked worker; replaced after a case that did not end cleanly."""
 
-    def __init__(self, seed: int) -> None:
-        self.seed = seed
+    def __init__(self, seed: int, only: tuple[str, ...] = ()) -> None:
+        self.seed, self.only = seed, only
         self.process: Any = None
         self.done = 0
 
     def _start(self) -> None:
         context = multiprocessing.get_context("fork")
         self.conn, child = context.Pipe()
-        self.process = context.Process(target=_worker, args=(child, self.seed), daemon=True)
+        self.process = context.Process(target=_worker, args=(child, self.seed, self.only), daemon=True)
         self.process.start()
         self.done = 0
 
@@ -556,21 +592,22 @@ class Worker:
         outcome = "memory-limit" if code in (-signal.SIGKILL, -signal.SIGSEGV, -signal.SIGABRT) else "crash"
         if code is None:
             outcome = "timeout"
-        name, _ = command_for(family, index)
+        name, _ = command_for(family, index, self.only)
         return Result(family, index, outcome, [], f"worker exit code {code}", command=name)
 
 
 # ------------------------------------------------------------------------------------ the CLI sample
 
 
-def run_cli_case(family: str, seed: int, index: int) -> Result:
+def run_cli_case(family: str, seed: int, index: int, only: tuple[str, ...] = ()) -> Result:
     """Case `index` through `python -m logscope` in a subprocess, under the same kind of limits."""
     with tempfile.TemporaryDirectory(prefix="logscope-fuzz-cli-") as tmp:
         folder = Path(tmp)
         case = write_case(family, seed, index, folder)
         out = folder / "out"
         out.mkdir()
-        name, args = case_argv(family, index, case, out)
+        name, args = case_argv(family, index, case, out, only)
+        args = _chain(args)[0]
 
         def limits() -> None:
             resource.setrlimit(resource.RLIMIT_AS, (CLI_MEMORY_BYTES, CLI_MEMORY_BYTES))
@@ -601,6 +638,9 @@ def run_cli_case(family: str, seed: int, index: int) -> Result:
 # ------------------------------------------------------------------------------------ a run
 
 
+STOP = {"now": False}  # set by `benchmarks/fuzz.py` on SIGTERM: the run ends after the current case
+
+
 def run_family(
     family: str,
     cases: int,
@@ -609,27 +649,35 @@ def run_family(
     progress: io.TextIOBase | None = None,
     deadline: float | None = None,
     start: int = 0,
+    only: tuple[str, ...] = (),
+    checkpoint: Any = None,
 ) -> Summary:
     """Cases `start` .. `start + cases - 1` of `family` (and every `cli_every`-th through a subprocess);
-    stops early at `deadline` (a `time.monotonic()` value), the summary saying how many cases ran."""
+    stops early at `deadline` (a `time.monotonic()` value) or when `STOP` is set (a signal handler
+    does), the summary saying how many cases ran. `checkpoint(summary)` is called every 250 cases."""
     summary = Summary(family)
     _import_before_fork()
-    worker = Worker(seed)
+    worker = Worker(seed, only)
     began = time.process_time()
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     try:
         for index in range(start, start + cases):
-            if deadline is not None and time.monotonic() > deadline:
+            if STOP["now"] or (deadline is not None and time.monotonic() > deadline):
                 break
             result = worker.run(family, index)
             summary.add(result)
             if result.outcome in BAD_OUTCOMES and progress is not None:
-                progress.write(f"  {family}/{index}: {result.outcome} {result.command} {result.mutations} {result.detail}\n")
+                progress.write(
+                    f"  {family}/{index}: {result.outcome} {result.command} "
+                    f"{result.mutations} {result.detail}\n"
+                )
             if cli_every and index % cli_every == 0:
-                cli = run_cli_case(family, seed, index)
+                cli = run_cli_case(family, seed, index, only)
                 summary.cli_counts[cli.outcome] += 1
                 if cli.outcome in BAD_OUTCOMES:
                     summary.failures.append(cli)
+            if checkpoint is not None and (index + 1 - start) % 250 == 0:
+                checkpoint(summary)
             if progress is not None and (index + 1 - start) % 500 == 0:
                 progress.write(f"  {family}: {index + 1 - start}/{cases} {dict(summary.counts)}\n")
                 progress.flush()
