@@ -36,11 +36,13 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/degenerate.py
 	$(BIN)/python benchmarks/fixed_costs.py
 
-# Mutated fixtures and ONNX models, 10,000 cases per family (tests/fuzz/harness.py states the outcomes
-# and limits); hours of CPU on two cores, so it runs at low priority. `make test` runs a fixed-seed slice.
+# Mutated fixtures, ONNX and TFLite models through the CLI, 10,000 cases per family (tests/fuzz/harness.py
+# states the outcomes, limits and memory bound); about an hour of CPU, so it runs at low priority, the
+# families in parallel. `make test` runs a fixed-seed slice.
 FUZZ_CASES ?= 10000
+FUZZ_JOBS ?= 5
 fuzz: $(STAMP)
-	nice -n 10 $(BIN)/python benchmarks/fuzz.py --cases $(FUZZ_CASES)
+	nice -n 10 $(BIN)/python benchmarks/fuzz.py --cases $(FUZZ_CASES) --jobs $(FUZZ_JOBS)
 
 # Regenerate the golden JSON summaries; review the diff before committing.
 golden: $(STAMP)

@@ -8,6 +8,7 @@ traceback and never an allocation sized by the input.
 from __future__ import annotations
 
 import math
+import struct
 from pathlib import Path
 
 import numpy as np
@@ -188,3 +189,23 @@ def test_memory_figure_past_int64_is_missing(tmp_path: Path, figure: str) -> Non
     memory = parse(path).frames["memory"]
     assert memory["weight_bytes"].isna().all()
     assert memory["total_bytes"].notna().any()
+
+
+def test_tflite_tensor_with_astronomic_dims_is_refused(tmp_path: Path) -> None:
+    """A .tflite tensor whose shape words were changed (a cut download, a crafted file) once ended in
+    `OverflowError: Python int too large to convert to C long` building the int64 frames of
+    `reference --frames-out`; it is refused with one line (exit 2), as an ONNX tensor over the limit is."""
+    from tflite.Model import Model
+
+    source = FIXTURES / "tflm-corpus" / "conv_chain_float.tflite"
+    data = bytearray(source.read_bytes())
+    tensor = Model.GetRootAsModel(data, 0).Subgraphs(0).Tensors(0)
+    start = tensor._tab.Vector(tensor._tab.Offset(4))  # field 0: the shape vector's first int32
+    for i in range(tensor.ShapeLength()):
+        struct.pack_into("<i", data, start + 4 * i, 2**31 - 1)
+    path = tmp_path / "huge.tflite"
+    path.write_bytes(bytes(data))
+    result = CliRunner().invoke(app, ["reference", str(path), "--frames-out", str(tmp_path / "f")])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith("logscope: error:") and result.stderr.count("\n") == 1
+    assert "over the limit of 1099511627776 (2**40)" in result.stderr

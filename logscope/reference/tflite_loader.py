@@ -13,6 +13,7 @@ Tensor values are not kept: the memory analysis needs shapes, types, which tenso
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import struct
@@ -20,7 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from logscope.reference.errors import ModelFormatError
+from logscope.reference.errors import ModelFormatError, ModelTooLargeError
+from logscope.reference.graph import MAX_TENSOR_ELEMENTS
 
 MiB = 1024 * 1024
 MAX_TFLITE_BYTES = 2 * 1024 * MiB - 1  # flatbuffers address with 32-bit offsets
@@ -281,6 +283,14 @@ def _tensor(
     shape = tuple(_ints(t.ShapeAsNumpy()))
     if any(d < 0 for d in shape) and _ints(t.ShapeSignatureAsNumpy()):
         shape = tuple(max(d, 1) for d in shape)
+    # The same limit as an ONNX tensor's: the arena sums sizes in int64 frames, and a flatbuffer word
+    # changed by a cut download or on purpose can declare any dimension.
+    elements = math.prod(max(d, 0) for d in shape)
+    if elements > MAX_TENSOR_ELEMENTS:
+        raise ModelTooLargeError(
+            f"{source}: tensor {index} has {elements} elements (shape {shape}), over the limit of "
+            f"{MAX_TENSOR_ELEMENTS} (2**40)"
+        )
     buf = int(t.Buffer())
     if not 0 <= buf < max(len(buffer_bytes), 1):
         raise ModelFormatError(f"{source}: tensor {index} names buffer {buf} of {len(buffer_bytes)}")
