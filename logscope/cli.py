@@ -401,6 +401,7 @@ def reference_command(
     .tflite: the TFLite Micro tensor_arena (head + tail), the op of the peak, every component."""
     from logscope.reference.tflite_loader import is_tflite
 
+    _RUN["input"] = model  # what an internal error names
     if runtime not in ("auto", "tflm", "rknn"):
         raise _fail(f"--runtime {runtime!r}: auto, tflm or rknn")
     tflite = is_tflite(model) or model.suffix.lower() == ".tflite"
@@ -432,7 +433,6 @@ def reference_command(
             quirks=frozenset(quirk or ()),
             toolkit=toolkit,
         )
-        _RUN["input"] = model
         result = analyze_model(model, options)
     except LogscopeError as exc:
         raise _fail(str(exc)) from None

@@ -145,3 +145,22 @@ def test_no_rich_traceback_box_in_a_real_process(tmp_path: Path) -> None:
     )
     assert result.returncode == 2
     assert result.stderr.count("\n") == 1 and "╭" not in result.stderr
+
+
+def test_a_model_failure_names_the_model(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`reference` on a .tflite model: an unexpected exception names the model file."""
+    import importlib
+
+    tflm = importlib.import_module("logscope.reference.tflm")
+    model = LOG.parent.parent / "tflm-corpus" / "conv_chain_float.tflite"
+
+    def failing(path: object, options: object) -> object:
+        raise OverflowError("injected")
+
+    monkeypatch.setattr(tflm, "analyze_tflite", failing)
+    assert _run(monkeypatch, "reference", str(model)) == 3
+    assert capsys.readouterr().err == (
+        f"logscope: internal error: OverflowError: injected ({model}; --debug shows the traceback)\n"
+    )
