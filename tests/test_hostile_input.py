@@ -209,3 +209,16 @@ def test_tflite_tensor_with_astronomic_dims_is_refused(tmp_path: Path) -> None:
     assert result.exit_code == 2, result.output
     assert result.stderr.startswith("logscope: error:") and result.stderr.count("\n") == 1
     assert "over the limit of 1099511627776 (2**40)" in result.stderr
+
+
+@pytest.mark.parametrize("runtime", ["rknn", "tflm"])
+def test_onnx_string_field_that_is_not_utf8_is_refused(tmp_path: Path, runtime: str) -> None:
+    """A flipped byte in a node's op type made protobuf hand back `bytes`, and `reference --runtime
+    tflm` ended in `TypeError: sequence item 0: expected str instance, bytes found`; the model is now
+    refused at load with one line naming the node."""
+    path = _relu(tmp_path, [1, 3, 8, 8])
+    path.write_bytes(path.read_bytes().replace(b"Relu", b"R\xa5lu"))
+    result = CliRunner().invoke(app, ["reference", str(path), "--runtime", runtime, "-f", "json"])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.count("\n") == 1
+    assert "node 0: its op type is not UTF-8 text: b'R\\xa5lu'" in result.stderr

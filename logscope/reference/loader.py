@@ -87,6 +87,32 @@ def _check_graph_bounds(file: Path, model: onnx.ModelProto, limits: LoadLimits) 
         nodes += len(graph.node)
         if nodes > limits.max_nodes:
             raise ModelTooLargeError(f"{file}: more than {limits.max_nodes} nodes")
+        _check_names(file, graph)
+
+
+def _check_names(file: Path, graph: onnx.GraphProto) -> None:
+    """ONNX's string fields must be UTF-8; protobuf hands back `bytes` for one that is not (a flipped
+    byte, a crafted file), which no later step expects. Refused here, naming the field."""
+    for i, node in enumerate(graph.node):
+        for what, values in (
+            ("op type", (node.op_type,)),
+            ("name", (node.name,)),
+            ("domain", (node.domain,)),
+            ("input", node.input),
+            ("output", node.output),
+        ):
+            for value in values:
+                if not isinstance(value, str):
+                    raise ModelFormatError(f"{file}: node {i}: its {what} is not UTF-8 text: {value!r}")
+    for what, protos in (
+        ("graph input", graph.input),
+        ("graph output", graph.output),
+        ("value info", graph.value_info),
+        ("initializer", graph.initializer),
+    ):
+        for proto in protos:
+            if not isinstance(proto.name, str):
+                raise ModelFormatError(f"{file}: a {what} name is not UTF-8 text: {proto.name!r}")
 
 
 def _graphs(graph: onnx.GraphProto, depth: int) -> Iterator[tuple[int, onnx.GraphProto]]:
