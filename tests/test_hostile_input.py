@@ -222,3 +222,18 @@ def test_onnx_string_field_that_is_not_utf8_is_refused(tmp_path: Path, runtime: 
     assert result.exit_code == 2, result.output
     assert result.stderr.count("\n") == 1
     assert "node 0: its op type is not UTF-8 text: b'R\\xa5lu'" in result.stderr
+
+
+def test_onnx_external_data_location_that_is_not_utf8_is_refused(tmp_path: Path) -> None:
+    """A flipped byte in an external-data location once ended in `TypeError: a bytes-like object is
+    required, not 'str'` in the path check; it is refused with one line (exit 2)."""
+    weight = onnx.TensorProto(name="w", data_type=TensorProto.FLOAT, dims=[4])
+    weight.data_location = TensorProto.EXTERNAL
+    entry = weight.external_data.add()
+    entry.key, entry.value = "location", "weights.bin"
+    (tmp_path / "weights.bin").write_bytes(bytes(16))
+    path = _model(tmp_path, [helper.make_node("Add", ["input", "w"], ["out"])], [weight], [4])
+    path.write_bytes(path.read_bytes().replace(b"weights.bin", b"weights.\xd9in"))
+    result = CliRunner().invoke(app, ["reference", str(path)])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.count("\n") == 1 and "external-data entries that are not UTF-8 text" in result.stderr

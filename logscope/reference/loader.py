@@ -170,6 +170,11 @@ def _resolve_external_data(file: Path, model: onnx.ModelProto, limits: LoadLimit
         if tensor.data_location != onnx.TensorProto.EXTERNAL:
             continue
         entries = {e.key: e.value for e in tensor.external_data}
+        if not all(isinstance(text, str) for entry in entries.items() for text in entry):
+            raise ModelFormatError(
+                f"{file}: tensor {tensor.name!r} has external-data entries that are not UTF-8 text: "
+                f"{entries!r}"
+            )
         target = external_path(file, entries.get("location", ""))
         if not target.is_file():
             raise ModelFormatError(
