@@ -211,17 +211,34 @@ def test_tflite_tensor_with_astronomic_dims_is_refused(tmp_path: Path) -> None:
     assert "over the limit of 1099511627776 (2**40)" in result.stderr
 
 
-@pytest.mark.parametrize("runtime", ["rknn", "tflm"])
-def test_onnx_string_field_that_is_not_utf8_is_refused(tmp_path: Path, runtime: str) -> None:
+@pytest.mark.parametrize(
+    ("runtime", "old", "new", "message"),
+    [
+        ("rknn", b"Relu", b"R\xa5lu", "node 0: its op type is not UTF-8 text: b'R\\xa5lu'"),
+        ("tflm", b"Relu", b"R\xa5lu", "node 0: its op type is not UTF-8 text: b'R\\xa5lu'"),
+        ("tflm", b"graph-of-one", b"graph-of-\xa5ne", "a graph name is not UTF-8 text"),
+        ("rknn", b"producer-x", b"producer-\xa5", "the model's producer_name is not UTF-8 text"),
+    ],
+)
+def test_onnx_string_field_that_is_not_utf8_is_refused(
+    tmp_path: Path, runtime: str, old: bytes, new: bytes, message: str
+) -> None:
     """A flipped byte in a node's op type made protobuf hand back `bytes`, and `reference --runtime
-    tflm` ended in `TypeError: sequence item 0: expected str instance, bytes found`; the model is now
-    refused at load with one line naming the node."""
-    path = _relu(tmp_path, [1, 3, 8, 8])
-    path.write_bytes(path.read_bytes().replace(b"Relu", b"R\xa5lu"))
+    tflm` ended in `TypeError: sequence item 0: expected str instance, bytes found`; such a model (op
+    type, graph name, producer) is now refused at load with one line naming the field."""
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["input"], ["out"])],
+        "graph-of-one",
+        [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 3, 8, 8])],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, None)],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], producer_name="producer-x")
+    path = tmp_path / "m.onnx"
+    path.write_bytes(model.SerializeToString().replace(old, new))
     result = CliRunner().invoke(app, ["reference", str(path), "--runtime", runtime, "-f", "json"])
     assert result.exit_code == 2, result.output
     assert result.stderr.count("\n") == 1
-    assert "node 0: its op type is not UTF-8 text: b'R\\xa5lu'" in result.stderr
+    assert message in result.stderr
 
 
 def test_onnx_external_data_location_that_is_not_utf8_is_refused(tmp_path: Path) -> None:

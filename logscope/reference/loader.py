@@ -61,6 +61,9 @@ def load_model(path: str | os.PathLike[str], limits: LoadLimits | None = None) -
         raise ModelFormatError(f"{file}: not an ONNX model (no ir_version or no graph)")
     if not model.graph.output:
         raise ModelFormatError(f"{file}: the graph declares no output")
+    for what in ("producer_name", "producer_version", "domain"):
+        if not isinstance(getattr(model, what), str):
+            raise ModelFormatError(f"{file}: the model's {what} is not UTF-8 text: {getattr(model, what)!r}")
     _check_graph_bounds(file, model, limits)
     _resolve_external_data(file, model, limits)
     return model
@@ -93,6 +96,8 @@ def _check_graph_bounds(file: Path, model: onnx.ModelProto, limits: LoadLimits) 
 def _check_names(file: Path, graph: onnx.GraphProto) -> None:
     """ONNX's string fields must be UTF-8; protobuf hands back `bytes` for one that is not (a flipped
     byte, a crafted file), which no later step expects. Refused here, naming the field."""
+    if not isinstance(graph.name, str):
+        raise ModelFormatError(f"{file}: a graph name is not UTF-8 text: {graph.name!r}")
     for i, node in enumerate(graph.node):
         for what, values in (
             ("op type", (node.op_type,)),
@@ -100,6 +105,7 @@ def _check_names(file: Path, graph: onnx.GraphProto) -> None:
             ("domain", (node.domain,)),
             ("input", node.input),
             ("output", node.output),
+            ("attribute name", [a.name for a in node.attribute]),
         ):
             for value in values:
                 if not isinstance(value, str):
