@@ -254,3 +254,39 @@ def test_onnx_external_data_location_that_is_not_utf8_is_refused(tmp_path: Path)
     result = CliRunner().invoke(app, ["reference", str(path)])
     assert result.exit_code == 2, result.output
     assert result.stderr.count("\n") == 1 and "external-data entries that are not UTF-8 text" in result.stderr
+
+
+def test_perf_ranking_row_with_missing_cells_renders() -> None:
+    """A ranking row whose CPU / NPU / total / share cells were out of range (a spliced or overlong
+    number) once ended `parse` in `TypeError: unsupported format string passed to NoneType.__format__`;
+    the missing cells are dashes."""
+    from logscope.render.summary import _perf_text
+
+    perf = {
+        "total_time_us": None,
+        "fps": None,
+        "rw_kb": None,
+        "rows_time_us": None,
+        "slowest": [],
+        "ranking": [
+            {
+                "op_type": "Conv",
+                "cpu_time_us": None,
+                "npu_time_us": 12,
+                "total_time_us": None,
+                "time_ratio_pct": None,
+                "line": 7,
+            }
+        ],
+    }
+    assert _perf_text(perf)[-1] == "    Conv                        — /       12 /        —        —  [line 7]"
+
+
+def test_byte_figure_past_float_range_is_printed_exactly() -> None:
+    """An overlong number that reached a rule message (ALC001) once raised `OverflowError: int too
+    large to convert to float` in the byte formatter."""
+    from logscope.units import human_bytes
+
+    huge = int("1" * 400)
+    assert human_bytes(huge) == f"{huge} B"
+    assert human_bytes(1756160) == "1.67 MiB (1756160 B)"

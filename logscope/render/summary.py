@@ -53,6 +53,11 @@ def _or_dash(value: Any) -> str:
     return "—" if value is None else str(value)
 
 
+def _pct(value: Any) -> str:
+    """A share printed as `12.34%`, a dash when the cell is missing."""
+    return "—" if value is None else f"{value:.2f}%"
+
+
 def _perf_text(perf: dict[str, Any] | None, top: int = 5) -> list[str]:
     if not perf:
         return []
@@ -76,8 +81,9 @@ def _perf_text(perf: dict[str, Any] | None, top: int = 5) -> list[str]:
         out.append("  ranking (op type: CPU / NPU / total us, share as printed):")
     for row in perf.get("ranking", []):
         out.append(
-            f"    {row['op_type'] or '':<20} {row['cpu_time_us']:>8} / {row['npu_time_us']:>8} / "
-            f"{row['total_time_us']:>8}  {row['time_ratio_pct']:>6.2f}%  [line {row['line']}]"
+            f"    {row['op_type'] or '':<20} {_or_dash(row['cpu_time_us']):>8} / "
+            f"{_or_dash(row['npu_time_us']):>8} / {_or_dash(row['total_time_us']):>8}  "
+            f"{_pct(row['time_ratio_pct']):>7}  [line {row['line']}]"
         )
     return out
 
