@@ -202,6 +202,24 @@ def test_worker_refuses_an_object_over_the_cap_before_reading_it(s3, small_cap):
     assert result.error is not None and "larger than the limit of 65536" in result.error
 
 
+def test_an_object_gone_after_the_listing_is_unreadable_not_fatal(s3):
+    result = audit_file(FileTask(url("ci/2024-06/deleted-since.log")))
+    assert (result.status, result.sha256) == ("rejected", "")
+    assert result.error == (
+        f"{url('ci/2024-06/deleted-since.log')}: no such bucket, prefix or object "
+        f"({BUCKET}/ci/2024-06/deleted-since.log)"
+    )
+
+
+def test_ci_formats_read_the_findings_of_urls_back(s3, tmp_path):
+    db = tmp_path / "ci.duckdb"
+    target = url("ci/2024-06/rknn/build-0042.log")
+    result = CliRunner().invoke(app, ["audit", target, "--db", str(db), "--format", "github"])
+    assert result.exit_code == 0, result.output
+    stored = table(db, "SELECT count(*) AS n FROM findings")["n"][0]
+    assert stored > 0 and result.output.count(f"file={target.replace(':', '%3A')},") == stored
+
+
 def test_memory_urls_come_for_free(tmp_path):
     mem = fsspec.filesystem("memory")
     mem.pipe("/logscope-test/ci/build.log", MOBILENET)

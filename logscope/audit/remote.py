@@ -21,7 +21,7 @@ with a URL scheme (`s3://`, `gs://`, `az://`, `memory://`, ...) is listed with f
 The URL, with its scheme, is the path stored. `file://` URLs are local paths and are audited as such.
 Credentials and the endpoint come only from the environment and fsspec's standard configuration
 (`AWS_ACCESS_KEY_ID` / `AWS_SECRET_ACCESS_KEY` or `AWS_PROFILE`, `AWS_ENDPOINT_URL` for an S3-compatible
-store, `FSSPEC_S3_*` settings), on every worker; a URL carrying a password is refused, so no secret is
+store, `FSSPEC_S3` or `~/.config/fsspec/` for other s3fs options), on every worker; a URL carrying a password is refused, so no secret is
 ever stored, printed or shipped with a task. `memory://` is each process's own: usable with `--jobs 1`.
 """
 
