@@ -302,8 +302,26 @@ def test_cli_audit_of_a_bucket_prints_the_summary(s3, small_cap, tmp_path):
     ]
 
 
-def test_paths_are_urls_not_local_names(s3, tmp_path):
+def test_paths_are_urls_not_local_names():
     assert remote.is_url("s3://b/k") and remote.is_url("gs://b/k") and not remote.is_url("file:///x")
     assert not remote.is_url("C:\\logs\\a.log") and not remote.is_url("logs/a:b.log")
     assert remote.file_url_path("file:///srv/ci/a%20b.log") == "/srv/ci/a b.log"
     assert Path(remote.file_url_path("file://localhost/srv/x.log") or "") == Path("/srv/x.log")
+
+
+def test_object_identity_is_size_second_and_etag():
+    import datetime as dt
+
+    listed = remote._identity(
+        {"size": 7, "ETag": '"abc"', "LastModified": dt.datetime(2024, 7, 1, 12, 0, 5, 123000, dt.UTC)}
+    )
+    headed = remote._identity({"size": 7, "ETag": '"abc"', "LastModified": dt.datetime(2024, 7, 1, 12, 0, 5)})
+    assert listed == headed and listed.mtime_ns == 1_719_835_205 * 10**9
+    assert remote._identity({"size": 7, "etag": "x", "updated": "2024-07-01T12:00:05Z"}) == remote.ObjectInfo(
+        7, dt.datetime(2024, 7, 1, 12, 0, 5), "x"
+    )
+
+
+def test_store_client_errors_are_named():
+    assert remote._reason(PermissionError("Access Denied")) == "access denied (Access Denied)"
+    assert remote._reason(FileNotFoundError("bkt/a.log")) == "no such bucket, prefix or object (bkt/a.log)"

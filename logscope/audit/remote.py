@@ -21,8 +21,9 @@ with a URL scheme (`s3://`, `gs://`, `az://`, `memory://`, ...) is listed with f
 The URL, with its scheme, is the path stored. `file://` URLs are local paths and are audited as such.
 Credentials and the endpoint come only from the environment and fsspec's standard configuration
 (`AWS_ACCESS_KEY_ID` / `AWS_SECRET_ACCESS_KEY` or `AWS_PROFILE`, `AWS_ENDPOINT_URL` for an S3-compatible
-store, `FSSPEC_S3` or `~/.config/fsspec/` for other s3fs options), on every worker; a URL carrying a password is refused, so no secret is
-ever stored, printed or shipped with a task. `memory://` is each process's own: usable with `--jobs 1`.
+store, `FSSPEC_S3` or `~/.config/fsspec/` for other s3fs options), on every worker; a URL carrying a
+password is refused, so no secret is ever stored, printed or shipped with a task. `memory://` is each
+process's own: usable with `--jobs 1`.
 """
 
 from __future__ import annotations
@@ -82,7 +83,7 @@ class ObjectInfo:
     """What identifies an object's version without reading it."""
 
     size: int
-    mtime: dt.datetime | None  # UTC, naive
+    mtime: dt.datetime | None  # UTC, naive, whole seconds
     etag: str | None
 
     @property
@@ -168,7 +169,11 @@ def _identity(info: dict[str, Any]) -> ObjectInfo:
             mtime = info[key]
             break
     etag = info.get("ETag") or info.get("etag") or info.get("md5Hash")
-    return ObjectInfo(int(info.get("size") or 0), _utc(mtime), str(etag) if etag else None)
+    stamp = _utc(mtime)
+    # Whole seconds: a listing may give milliseconds where a HEAD request (HTTP `Last-Modified`) gives
+    # seconds, and the planner sees one while the worker records the other.
+    second = stamp.replace(microsecond=0) if stamp else None
+    return ObjectInfo(int(info.get("size") or 0), second, str(etag) if etag else None)
 
 
 def _utc(value: Any) -> dt.datetime | None:
