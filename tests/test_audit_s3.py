@@ -247,6 +247,7 @@ def test_file_urls_are_local_paths(tmp_path):
         (f"s3://{BUCKET}/ci/nothing/*.log", "no such bucket, prefix or object"),
         (f"s3://{BUCKET}/ci/missing.log", "no such bucket, prefix or object"),
         ("s3x://bucket/a.log", "not a URL logscope can read"),
+        ("s3://[bucket/a.log", "not a URL logscope can read"),
         ("ftp://user:hunter2@example.invalid/a.log", "a URL with a password is refused"),
     ],
 )

@@ -37,7 +37,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Any, TypeVar, cast
-from urllib.parse import unquote, urlsplit
+from urllib.parse import SplitResult, unquote, urlsplit
 
 from logscope.errors import ConfigError, InputError
 from logscope.io import DEFAULT_MAX_BYTES, STREAM_BLOCK_BYTES
@@ -72,7 +72,7 @@ def file_url_path(text: str) -> str | None:
     """The local path of a `file://` URL (`file:///srv/ci/a.log` -> `/srv/ci/a.log`), else None."""
     if url_scheme(text) != "file":
         return None
-    parts = urlsplit(text)
+    parts = _split(text)
     if parts.netloc not in ("", "localhost"):
         raise InputError(f"{text}: a file:// URL on another host ({parts.netloc}) cannot be read")
     return unquote(parts.path)
@@ -178,7 +178,10 @@ def _identity(info: dict[str, Any]) -> ObjectInfo:
 
 def _utc(value: Any) -> dt.datetime | None:
     if isinstance(value, int | float):
-        value = dt.datetime.fromtimestamp(value, dt.UTC)
+        try:
+            value = dt.datetime.fromtimestamp(value, dt.UTC)
+        except (OverflowError, OSError, ValueError):  # not a time a file system can mean
+            return None
     elif isinstance(value, str):
         try:
             value = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
@@ -212,7 +215,7 @@ class ObjectReader:
         except BaseException:
             self._file.close()
             raise
-        self._tee = _HashingReader(self._file, url)
+        self._tee = _HashingReader(self._file)
 
     def open(self) -> tuple[IO[bytes], int | None]:
         return cast(IO[bytes], self._tee), self.info.size
@@ -235,10 +238,9 @@ class _HashingReader(io.RawIOBase):
     reader's `finish` still needs it). Failures of the store's client become `OSError`, which the
     reader turns into a one-line `read error`."""
 
-    def __init__(self, raw: Any, url: str) -> None:
+    def __init__(self, raw: Any) -> None:
         super().__init__()
         self._raw = raw
-        self._url = url
         self.digest = hashlib.sha256()
         self.read_bytes = 0
 
@@ -284,7 +286,7 @@ def first_lines(blocks: Iterator[tuple[list[str], list[int]]], keep: int) -> tup
 
 def _filesystem(url: str) -> tuple[Any, str]:
     """fsspec's file system for `url` and the path within it; what is missing or wrong is one line."""
-    parts = urlsplit(url)
+    parts = _split(url)
     if parts.password:
         raise InputError(
             f"{parts.scheme}://{parts.hostname or ''}...: a URL with a password is refused; give "
@@ -306,6 +308,13 @@ def _filesystem(url: str) -> tuple[Any, str]:
         raise InputError(f"{url}: not a URL logscope can read: {_first(exc)}") from None
     except Exception as exc:  # a client that refuses its configuration
         raise InputError(f"{url}: {_reason(exc)}") from None
+
+
+def _split(url: str) -> SplitResult:
+    try:
+        return urlsplit(url)
+    except ValueError as exc:  # `s3://[bucket/x`: an unbalanced bracket reads as a broken IPv6 host
+        raise InputError(f"{url}: not a URL logscope can read: {_first(exc)}") from None
 
 
 def _call(url: str, action: Callable[[], T]) -> T:
