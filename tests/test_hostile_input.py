@@ -279,7 +279,9 @@ def test_perf_ranking_row_with_missing_cells_renders() -> None:
             }
         ],
     }
-    assert _perf_text(perf)[-1] == "    Conv                        — /       12 /        —        —  [line 7]"
+    assert (
+        _perf_text(perf)[-1] == "    Conv                        — /       12 /        —        —  [line 7]"
+    )
 
 
 def test_byte_figure_past_float_range_is_printed_exactly() -> None:
