@@ -8,6 +8,7 @@ traceback and never an allocation sized by the input.
 from __future__ import annotations
 
 import math
+import re
 import struct
 from pathlib import Path
 
@@ -292,3 +293,15 @@ def test_byte_figure_past_float_range_is_printed_exactly() -> None:
     huge = int("1" * 400)
     assert human_bytes(huge) == f"{huge} B"
     assert human_bytes(1756160) == "1.67 MiB (1756160 B)"
+
+
+def test_perf_total_time_past_int64_is_missing(tmp_path: Path) -> None:
+    """`Total Operator Elapsed Time(us): 111...1` (400 digits) once raised `OverflowError: cannot
+    convert float infinity to integer` in the parser; the total is missing, the line still counted."""
+    source = FIXTURES / "rknn" / "59-doc-tk2-board-test-readme-eval-perf-tk2-1.5.x.log"
+    text = re.sub(r"(Total Operator Elapsed Time\(us\): *)[\d.]+", r"\g<1>" + "1" * 400, source.read_text())
+    path = tmp_path / "perf.log"
+    path.write_text(text, encoding="utf-8")
+    result = CliRunner().invoke(app, ["parse", str(path), "-f", "json"])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert result.exit_code in (0, 1), result.output

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from logscope.parsers.grammar import Fields
@@ -96,7 +97,9 @@ class Evaluation(Messages):
         if key == "FPS":
             totals["fps"] = value
         elif "Time" in key:
-            totals["total_time_us"], totals["time_line"] = int(value), number
+            # A 400-digit total overflows to infinity: no figure logscope can hold (missing), no traceback.
+            whole = int(value) if math.isfinite(value) and abs(value) < 2**63 else None
+            totals["total_time_us"], totals["time_line"] = whole, number
         else:  # 1.5 prints MB (of 1024 KB: the 2.x KB figure of the same model agrees), 2.x KB
             totals["rw_kb"] = value * 1024 if "(MB)" in key else value
             totals["rw_line"] = number
