@@ -219,6 +219,13 @@ def analyze_model(
         notes.append(
             f"RKNN sizes: plain NC1HWC2 (no learned profile for {rknn.options.target} / this toolkit)"
         )
+    rewritten = sorted({s.op_type for s in rknn.steps if s.op_type in ("exLSTM", "exGRU")})
+    if rewritten:
+        notes.append(
+            f"RKNN: the recurrent layer runs as {rewritten[0]}; its compute zone, exSecondary buffers and "
+            "the MatMul head's Transpose/Conv/Reshape are sized by the compiler's rewrite rules "
+            "(docs/reference.md)"
+        )
     return ReferenceResult(
         source, options, graph, costs, fusions, lifetimes, plans, rknn, frames, totals, notes
     )
