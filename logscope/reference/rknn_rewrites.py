@@ -138,6 +138,19 @@ def match_recurrent(graph: RefGraph) -> RecurrentHead | None:
     )
 
 
+def unmodelled_note(graph: RefGraph) -> str | None:
+    """A note for a graph with a recurrent op outside the modelled pattern: its RKNN total is sized from
+    the ONNX tensors, which the compiler's rewrite does not keep."""
+    kinds = sorted({op.op_type for op in graph.ops if op.op_type in RNN_GATES})
+    if not kinds or match_recurrent(graph) is not None:
+        return None
+    return (
+        f"RKNN: {'/'.join(kinds)} outside the modelled pattern (one forward layer over a (S,1,F) input, then "
+        "Squeeze and one MatMul): the compiler rewrites it into ops with buffers of their own, which the "
+        "emulation does not list, so its RKNN total is not a prediction of the compiler's"
+    )
+
+
 def target_class(target: str) -> str | None:
     blocks = CHANNEL_BLOCKS.get(target, {})
     if blocks.get("int8") == 16:
