@@ -41,19 +41,19 @@ UNLISTED = 64  # bytes an absent exSecondary still occupies (the smallest aligne
 #: The rule behind each buffer (its `rule` and the RknnTensor's `quirk`); docs/reference.md gives the
 #: evidence for each, and a test checks every key is documented there.
 RULES: dict[str, str] = {
-    "input": "the graph input, S x F x ec (before 2.5.0, wide targets, int8: F padded to C2)",
-    "compute_zone": "(1,1,Z,H), Z = 2 G (S + 3): Z x align(H, 32) x 2 bytes (toolkit >= 2.3.2)",
+    "input": "the graph input, S x F x ec (before 2.5.0, zone kernel, not hybrid: F padded to c2c)",
+    "compute_zone": "(1,1,Z,H), Z = 2 G (align(S, 4) + 3): Z x align(H, 32) x 2 bytes (toolkit >= 2.3.2)",
     "exSecondary1": "the input padded to c2c when F is not a multiple of it; else 64 unlisted bytes",
-    "exSecondary2": "S x H x ec on wide targets with toolkit 2.5.0; else 64 unlisted bytes",
+    "exSecondary2": "the hidden rows padded to c2c (2.5.0 wide, or H not a multiple of c2c); else 64 B",
     "split": "rk3576 GRU before 2.5.0: copies of the input and hidden rows, then 64 unlisted bytes",
-    "plain": "no compute zone or exSecondary; an LSTM still holds 3 x 64 unlisted bytes",
-    "output": "the recurrent output, S x H x C2 x ec (NC1HWC2, one channel) or plain S x H x ec",
+    "plain": "no compute zone or exSecondary; an LSTM still holds 3 (2.3.0: 2) x 64 unlisted bytes",
+    "output": "the recurrent output, S x H x C2 x ec (NC1HWC2, one channel) or plain S x align(H, c2c) x ec",
     "dataconvert": "a hybrid GRU's output converted to int8",
-    "transpose": "2.5.0: Squeeze as Transpose with an exSecondary twice its input (not narrow)",
-    "reshape": "before 2.5.0: Squeeze as an in-place Reshape (rk3588: exSecondary of its size)",
+    "transpose": "2.5.0: Squeeze as Transpose with an exSecondary twice its output (not narrow)",
+    "reshape": "before 2.5.0: Squeeze as a Reshape, in place when H is a multiple of C2",
     "conv": "the MatMul as a 1x1 conv: S x align(K, conv block) x e",
-    "head_reshape": "the final Reshape's exSecondary, S x 2 (K + 3) x e (not rk3588, not narrow)",
-    "graph_output": "rk3588: S x K x e rounded to 64; else S x align(K, 4) x C2 x e",
+    "head_reshape": "the final Reshape's exSecondary when K is not a multiple of C2 (not rk3588, not narrow)",
+    "graph_output": "NC1HWC2 S x align(K, 4) x C2 x e, or plain S x K x e rounded to 64",
 }
 
 
@@ -200,20 +200,24 @@ def lower_recurrent(
 
     # step 1: the recurrent op and its scratch buffers
     size_in = s * f * ec
-    if not v25 and cls == "wide" and not hybrid:
+    if not v25 and not hybrid and kernel == "zone":
         size_in = s * align(f, c2c) * ec
     out.append(Buffer(head.input_name, size_in, 0, 1, "input"))
     if kernel == "zone":
         if version >= (2, 3, 2):
-            zone = 2 * head.gates * (s + 3)
+            zone = 2 * head.gates * (align(s, 4) + 3)
             scratch(f"{head.rnn_name}_o0_compute_zone", zone * align(h, 32) * 2, "compute_zone")
-        if f % c2c:
+        if not reserves:  # 2.2.0: no exSecondary, listed or not
+            pass
+        elif f % c2c:
             scratch(f"{head.input_name}_exSecondary1", s * align(f, c2c) * ec, "exSecondary1")
-        elif reserves:
+        else:
             scratch(f"{head.input_name}_exSecondary1", UNLISTED, "exSecondary1", listed=False)
-        if v25 and cls == "wide":
-            scratch(f"{head.input_name}_exSecondary2", s * h * ec, "exSecondary2")
-        elif reserves:
+        if not reserves:
+            pass
+        elif (v25 and cls == "wide") or h % c2c:
+            scratch(f"{head.input_name}_exSecondary2", s * align(h, c2c) * ec, "exSecondary2")
+        else:
             scratch(f"{head.input_name}_exSecondary2", UNLISTED, "exSecondary2", listed=False)
     elif kernel == "split" and version >= (2, 3, 2):
         scratch(f"{head.input_name}_exSecondary0", s * f * ec, "split")
@@ -223,10 +227,10 @@ def lower_recurrent(
         scratch(f"{head.input_name}_exSecondary0", s * h, "split")
         scratch(f"{head.input_name}_exSecondary1", UNLISTED, "split", listed=False)
     elif kernel == "plain" and head.kind == "LSTM" and reserves:
-        for i in range(3):
+        for i in range(3 if version >= (2, 3, 2) else 2):
             scratch(f"{head.rnn_name}_state{i}", UNLISTED, "plain", listed=False)
     nc1hwc2 = (v25 and cls in ("wide", "lite")) or kernel == "plain" or (kernel == "split" and not hybrid)
-    y_size = s * h * c2 * ec if nc1hwc2 else s * h * ec
+    y_size = s * h * c2 * ec if nc1hwc2 else s * align(h, c2c) * ec
     step = 2
     y = Buffer(f"{head.rnn_name}_o0", y_size, 1, step, "output")
     if hybrid:  # exDataConvert to int8, then the head reads the int8 copy
@@ -243,17 +247,23 @@ def lower_recurrent(
         if cls == "narrow":
             t_size = s * align(h, c2) * e
         else:
-            out.append(Buffer(f"{y.name}_exSecondary", 2 * y.size, step, step, "transpose"))
-            t_size = s * h * c2 * e
+            t_size = s * align(h, c2) * c2 * e
+            out.append(Buffer(f"{y.name}_exSecondary", 2 * t_size, step, step, "transpose"))
         out.append(Buffer(f"{head.rnn_name}_tp", t_size, step, step + 1, "transpose"))
-    else:
-        if target == "rk3588":
-            out.append(Buffer(f"{y.name}_exSecondary", y.size, step, step, "reshape"))
-        if cls == "lite":  # a separate conv input, S x align(H, C2) x e
-            out.append(y)
-            out.append(Buffer(f"{head.rnn_name}_sw", s * align(h, c2) * e, step, step + 1, "reshape"))
-        else:
-            out.append(Buffer(y.name, y.size, y.first, step + 1, y.rule))  # the conv input is Y itself
+    elif cls == "lite":  # a separate conv input, S x align(H, C2) x e rounded up to 64 B
+        out.append(y)
+        out.append(Buffer(f"{head.rnn_name}_sw", align(s * align(h, c2) * e, 64), step, step + 1, "reshape"))
+    elif h % c2 == 0:  # the conv input is Y itself, reshaped in place
+        if target == "rk3588":  # an exSecondary of Y's size rounded up to 64 B (1,120 -> 1,152)
+            out.append(Buffer(f"{y.name}_exSecondary", align(y.size, 64), step, step, "reshape"))
+        out.append(Buffer(y.name, y.size, y.first, step + 1, y.rule))
+    else:  # H not a multiple of C2: a separate conv input padded to the conv block (not on rk3588:
+        # first an exSecondary padded to C2)
+        out.append(y)
+        if target != "rk3588":
+            out.append(Buffer(f"{y.name}_exSecondary", s * align(h, c2) * e, step, step, "reshape"))
+        padded = s * align(h, max(conv_bytes // e, c2)) * e
+        out.append(Buffer(f"{head.rnn_name}_sw", padded, step, step + 1, "reshape"))
     steps.append(LoweredStep(f"{head.rnn_name}_head", "Transpose" if v25 else "Reshape", (1,)))
     step += 1
     steps.append(LoweredStep(head.output_name, "Conv", (2,)))
@@ -261,11 +271,14 @@ def lower_recurrent(
     out.append(Buffer(f"{head.output_name}_mm", conv, step, step + 1, "conv"))
     step += 1
     steps.append(LoweredStep(f"{head.output_name}_rs", "Reshape", (2,)))
-    if target != "rk3588" and cls != "narrow":
-        out.append(
-            Buffer(f"{head.output_name}_mm_exSecondary", s * 2 * (k + 3) * e, step, step, "head_reshape")
-        )
-    final = align(s * k * e, 64) if target == "rk3588" else s * align(k, 4) * c2 * e
+    # The graph output (S,1,K): NC1HWC2 of (S,1,1,K), its plane padded to 4, or plain. Where K is not a
+    # multiple of C2 the final Reshape on wide and lite targets but rk3588 first copies the conv output
+    # and the plain rows into an exSecondary.
+    nc1hwc2_out = cls == "narrow" or (k % c2 == 0 if target == "rk3588" else k % c2 != 0)
+    if target != "rk3588" and cls != "narrow" and k % c2:
+        staged = align(s * align(k, c2) * e + s * k * e, 16)
+        out.append(Buffer(f"{head.output_name}_mm_exSecondary", staged, step, step, "head_reshape"))
+    final = s * align(k, 4) * c2 * e if nc1hwc2_out else align(s * k * e, 64)
     out.append(Buffer(head.output_name, final, step, step + 1, "graph_output"))
     steps.append(LoweredStep(head.output_name, "OutputOperator", (2,)))
     return Lowered(tuple(steps), tuple(out))

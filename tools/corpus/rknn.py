@@ -38,7 +38,8 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 OUT = ROOT / "fixtures" / "rknn-compiler"
-HELDOUT_OUT = OUT / "heldout-recurrent"
+#: The recurrent model sets of rknn_models, each built into its own folder by `build --heldout`.
+EXTRA_SETS = {"recurrent-dev": "RECURRENT_DEV", "heldout-recurrent": "HELDOUT"}
 BASE = HERE / ".venv-base"
 VERSIONS = ("2.5.0", "2.3.2", "2.3.0", "2.2.0")
 DTYPES = ("int8", "fp16")
@@ -443,7 +444,8 @@ def main(argv: list[str] | None = None) -> None:
     b.add_argument(
         "--heldout",
         action="store_true",
-        help=f"build rknn_models.HELDOUT (every version unless --toolkit) into {HELDOUT_OUT.relative_to(ROOT)}",
+        help="build rknn_models.RECURRENT_DEV and HELDOUT (every version unless --toolkit) into "
+        "fixtures/rknn-compiler/recurrent-dev and heldout-recurrent",
     )
     sub.add_parser("manifest", help="recompute the log-derived manifest fields from the committed logs")
     w = sub.add_parser("worker")
@@ -455,8 +457,11 @@ def main(argv: list[str] | None = None) -> None:
         sys.path.insert(0, str(HERE))
         import rknn_models
 
-        models = args.model or list(rknn_models.HELDOUT)
-        build(args.toolkit or list(VERSIONS), models, args.target, args.dtype or list(DTYPES), HELDOUT_OUT)
+        for folder, attr in EXTRA_SETS.items():
+            models = args.model or list(getattr(rknn_models, attr))
+            build(
+                args.toolkit or list(VERSIONS), models, args.target, args.dtype or list(DTYPES), OUT / folder
+            )
     elif args.cmd == "build":
         build(args.toolkit or ["2.5.0", "2.3.2"], args.model, args.target, args.dtype or list(DTYPES))
     elif args.cmd == "manifest":
