@@ -82,4 +82,7 @@ def _parse(source: LogSource, blocks: Iterable[tuple[list[str], list[int]]]) -> 
 
     # The base counts a physical line once when `logscope.io` split it into several logical lines.
     assembler.feed_lines(blocks, feed_block)
-    return assembler.finish()
+    try:
+        return assembler.finish()
+    finally:
+        assembler.release()

@@ -114,4 +114,7 @@ def _parse_lines(source: LogSource, blocks: Iterable[tuple[list[str], list[int]]
         counts["noise"] += noise
 
     assembler.feed_lines(blocks, feed_block)
-    return assembler.finish()
+    try:
+        return assembler.finish()
+    finally:
+        assembler.release()
