@@ -10,6 +10,8 @@ from logscope.parsers.grammar import Fields
 from logscope.parsers.rknn.runtime import Runtime
 from logscope.parsers.rknn.state import _MAX_MESSAGE_CHARS, _ROW_COLUMNS
 
+# The fields every message kind may carry, read in one call.
+_MESSAGE_FIELDS = ("level", "level2", "func", "message", "ts")
 # Positions in a `messages` row (a list in the frame's column order).
 _BUILD_INDEX, _LINE, _END_LINE, _CATEGORY, _FATAL, _MESSAGE = (
     _ROW_COLUMNS["messages"].index(column)
@@ -38,10 +40,9 @@ class Messages(Runtime):
     """
 
     def _message(self, kind: str, f: Fields, line: str, number: int) -> None:
-        level = f.get("level") or f.get("level2")
+        level, level2, func, text, timestamp = f.read(_MESSAGE_FIELDS)
+        level = level or level2
         logger = None
-        func = f.get("func")
-        text = f.get("message")
         if kind == "LOGCAT":
             logger = (f.get("tag") or f.get("tag2") or "").strip() or None
             if not text and logger:  # kernel `W Call trace:` has no tag: what looks like one is the text
@@ -78,7 +79,7 @@ class Messages(Runtime):
             level,
             logger,
             func,
-            f.get("ts"),
+            timestamp,
             category.name if category else None,
             fatal,
             text[:_MAX_MESSAGE_CHARS],
