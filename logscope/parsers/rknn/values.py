@@ -5,11 +5,12 @@ from __future__ import annotations
 import functools
 import math
 import re
-
-from lark import Token, Tree
-from lark.exceptions import LarkError
+from typing import TYPE_CHECKING
 
 from logscope.parsers.grammar import load_value_parser
+
+if TYPE_CHECKING:  # Lark is imported only when a payload falls back to the grammar (rare in real logs)
+    from lark import Token, Tree
 
 _DTYPE_BYTES = {
     "INT4": 0.5,
@@ -97,6 +98,9 @@ def _string_value(token: Token) -> str:
 
 def _parse_payload(body: str, expected: str) -> Tree | None:
     """Parse a payload with grammars/values.lark; None unless it is well formed and of the `expected` kind."""
+    from lark import Tree
+    from lark.exceptions import LarkError
+
     try:
         tree = load_value_parser().parse(body.strip(), start="start")
     except LarkError:
@@ -162,6 +166,8 @@ def _parse_nodes(body: str) -> tuple[list[str], list[str]] | None:
 
 def _lark_nodes(body: str) -> tuple[list[str], list[str]] | None:
     """`_parse_nodes` by the grammar alone (the reference the regex reading is tested against)."""
+    from lark import Token, Tree
+
     clauses = _parse_payload(body, "node_clauses")
     if clauses is None:
         return None
@@ -187,6 +193,8 @@ def _parse_settings(body: str) -> dict[str, str] | None:
 
 def _lark_settings(body: str) -> dict[str, str] | None:
     """`_parse_settings` by the grammar alone (the reference the regex reading is tested against)."""
+    from lark import Tree
+
     settings = _parse_payload(body, "settings")
     if settings is None:
         return None
