@@ -1,16 +1,25 @@
 """`make bench`, degenerate input: throughput per byte on inputs built to be slow, against real logs.
 
-Inputs (generated into benchmarks/out/, reused):
+Inputs (generated into benchmarks/out/, reused; each starts with what makes it a log of its family, so
+detection accepts it):
 - real: the verbose RKNN build log fixtures/rknn/09-... repeated to ~8 MB (a real log's mix of tables,
   messages and noise) — the baseline, measured in the same run;
-- one-word messages: 1,000,000 lines `I x` (4 MB): every line a message row, the least bytes per row;
-- many ops: a per-op heap trace of 300,000 ops (17 MB) in one inference;
-- one long line: a single 50 MB message line.
+- one-word messages: a toolkit banner, then 1,000,000 lines `I x` (4 MB): every line a message row, the
+  fewest bytes per row;
+- many ops: a per-op heap trace of 1,000,000 ops (57 MB) in one inference;
+- one long line: a toolkit banner, then a single 200 MB message line;
+- blank runs: 256 lines of 16 KB (the longest line the lexer reads) shaped as the ones that made
+  terminals backtrack, a blank run ending in a stray character, bare and behind each logger prefix;
+  once after a toolkit banner (RKNN grammar), once after a heap trace's first lines (MCU grammar);
+- a 300 KB heap-trace line: a heap trace whose op line grew a 300 KB blank run before its name (a fuzz
+  case that took 19 s when the HEAP_OP terminal backtracked), then 10,000 ordinary ops.
 
-For each: `logscope.parse` CPU seconds (best of 2, `time.process_time`), MB/s, and the ratio real MB/s ÷
-its MB/s (target: at most 3); then the peak RSS of the parse in a fresh child process (VmHWM minus the
-RSS after imports) as a multiple of the file size. Figures go to benchmarks/out/degenerate-results.json.
-Nothing is asserted on timings: a missed target prints MISSED.
+For each: `logscope.parse` CPU seconds (best of 2, one run for inputs over 100 MB, `time.process_time`),
+MB/s, and the ratio real MB/s ÷ its MB/s (target: at most 3); then the peak RSS of the parse in a fresh
+child process (VmHWM minus the RSS after imports) as a multiple of the file size. Figures go to
+benchmarks/out/degenerate-results.json. Nothing is asserted on timings: a missed target prints MISSED.
+
+Usage: python benchmarks/degenerate.py [--only WORD]   (inputs whose label contains WORD)
 """
 
 from __future__ import annotations
@@ -40,36 +49,73 @@ print(json.dumps({"rss_before_kb": before, "rss_peak_kb": dict(hwm())["VmHWM:"]}
 """
 
 
+BANNER = "W __init__: rknn-toolkit2 version: 1.5.2+b642f30c\n"
+HEAP_HEAD = "[    0.004] RAM budget: 65536 B\n[    0.120] heap baseline: 33000 B\n"
+# Blank runs ending in a stray character, bare and behind the prefixes the grammars know (RKNN native
+# and toolkit loggers, ESP-IDF), and after the starts of the terminals that backtracked on them.
+_BLANK_RUN_STARTS = (
+    "",
+    "D RKNN: [15:13:15.953] ",
+    "I ",
+    "I (12) x: ",
+    "    Total Memory: 11",
+    "Op[1] ",
+    "\t",
+)
+
+
+def _heap_ops(out: Any, count: int, start: int = 0) -> None:
+    total = 33000
+    for i in range(start, start + count):
+        delta = (1200, -1200, 0)[i % 3]
+        total += delta
+        out.write(f"[ {i / 1000:9.3f}] Op[{i}] Conv2D: delta={delta} B, total={total} B\n")
+
+
 def inputs() -> dict[str, Path]:
     OUT.mkdir(parents=True, exist_ok=True)
     made = {
         "real (09 repeated)": OUT / "degenerate-real.log",
-        "1,000,000 `I x` lines": OUT / "degenerate-one-word.log",
-        "300,000-op heap trace": OUT / "degenerate-heap.txt",
-        "one 50 MB line": OUT / "degenerate-long-line.log",
+        "1,000,000 `I x` lines": OUT / "degenerate-one-word-v2.log",
+        "1,000,000-op heap trace": OUT / "degenerate-heap-1m.txt",
+        "one 200 MB line": OUT / "degenerate-long-line-200mb.log",
+        "256 blank-run lines (RKNN)": OUT / "degenerate-blank-runs.log",
+        "256 blank-run lines (MCU)": OUT / "degenerate-blank-runs-mcu.txt",
+        "300 KB heap-trace line": OUT / "degenerate-heap-long-line.txt",
     }
-    paths = list(made.values())
-    if not paths[0].exists():
+    real, one_word, heap, long_line, blank_runs, blank_runs_mcu, heap_long = made.values()
+    if not real.exists():
         text = REAL.read_text(encoding="utf-8")
-        paths[0].write_text(text * (8_000_000 // len(text)), encoding="utf-8")
-    if not paths[1].exists():
-        paths[1].write_text("I x\n" * 1_000_000, encoding="utf-8")
-    if not paths[2].exists():
-        with paths[2].open("w", encoding="utf-8") as out:
-            out.write("[    0.004] RAM budget: 65536 B\n[    0.120] heap baseline: 33000 B\n")
-            total = 33000
-            for i in range(300_000):
-                delta = (1200, -1200, 0)[i % 3]
-                total += delta
-                out.write(f"[ {i / 1000:9.3f}] Op[{i}] Conv2D: delta={delta} B, total={total} B\n")
-    if not paths[3].exists():
-        paths[3].write_text("I " + "x" * 50_000_000 + "\n", encoding="utf-8")
+        real.write_text(text * (8_000_000 // len(text)), encoding="utf-8")
+    if not one_word.exists():
+        one_word.write_text(BANNER + "I x\n" * 1_000_000, encoding="utf-8")
+    if not heap.exists():
+        with heap.open("w", encoding="utf-8") as out:
+            out.write(HEAP_HEAD)
+            _heap_ops(out, 1_000_000)
+    if not long_line.exists():
+        with long_line.open("w", encoding="utf-8") as out:
+            out.write(BANNER + "I ")
+            for _ in range(200):
+                out.write("x" * 1_000_000)
+            out.write("\n")
+    lines = [(start + " " * 16_384)[:16_383] + "x" for start in _BLANK_RUN_STARTS] * 37
+    for path, head in ((blank_runs, BANNER), (blank_runs_mcu, HEAP_HEAD)):
+        if not path.exists():
+            path.write_text(head + "\n".join(lines[:256]) + "\n", encoding="utf-8")
+    if not heap_long.exists():
+        with heap_long.open("w", encoding="utf-8") as out:
+            out.write(HEAP_HEAD)
+            out.write("[    0.121] Op[0]" + " " * 300_000 + "Conv2D: delta=+ B, total=x\n")
+            _heap_ops(out, 10_000, start=1)
     return made
 
 
 def cpu_seconds(path: Path, repeat: int = 2) -> float:
     from logscope.api import parse
 
+    if path.stat().st_size > 100_000_000:
+        repeat = 1
     best = float("inf")
     for _ in range(repeat):
         start = time.process_time()
@@ -89,12 +135,16 @@ def peak(path: Path) -> dict[str, Any]:
     return out
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, str(ROOT))
+    args = sys.argv[1:] if argv is None else argv
+    only = args[args.index("--only") + 1] if "--only" in args[:-1] else ""
     results: dict[str, Any] = {}
     baseline = None
-    print(f"{'input':<26} {'MB':>7} {'CPU s':>7} {'MB/s':>7} {'real/this':>10} {'peak MB':>8} {'x size':>7}")
+    print(f"{'input':<28} {'MB':>7} {'CPU s':>7} {'MB/s':>7} {'real/this':>10} {'peak MB':>8} {'x size':>7}")
     for label, path in inputs().items():
+        if only and only not in label and not label.startswith("real"):
+            continue
         mb = path.stat().st_size / 1e6
         seconds = cpu_seconds(path)
         rate = mb / seconds
@@ -104,7 +154,7 @@ def main() -> int:
         multiple = memory.get("parse_rss_mb", float("nan")) / mb
         verdict = "" if ratio <= RATIO_TARGET else "  MISSED (target <= 3)"
         print(
-            f"{label:<26} {mb:>7.1f} {seconds:>7.2f} {rate:>7.2f} {ratio:>10.2f} "
+            f"{label:<28} {mb:>7.1f} {seconds:>7.2f} {rate:>7.2f} {ratio:>10.2f} "
             f"{memory.get('parse_rss_mb', float('nan')):>8.1f} {multiple:>7.1f}{verdict}"
         )
         results[label] = {

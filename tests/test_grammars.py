@@ -50,10 +50,73 @@ def test_value_grammar_parses_wrapped_and_bare_lists():
     assert parser.parse("compress = 0, global_fuse = 1,enable_argb_group=0").children[0].data == "settings"
 
 
+def _payloads() -> list[str]:
+    """Every node-list and settings payload of the fixtures, plus mangled copies (seeded)."""
+    import random
+
+    lexer = load_line_grammar("rknn").lexer
+    bodies = []
+    for path in LOGS:
+        for line in logscope.io.read_log(path).lines:
+            kind, fields = lexer.classify(line) if line else ("", None)
+            if kind in ("FUSE_RESULT", "FUSE_CONT", "FOLD_REMOVE", "CONFIG_LINE"):
+                bodies.append(fields["body"] or "")
+            elif kind == "TOOLKIT_SETTINGS":
+                bodies.append(line.strip())
+    bodies += [
+        "remove node = [],",
+        "['a\\'b', \"it's\", '\\\\']",
+        "[,]",
+        "remove nodes = ['a']",
+        "add node=['x'] , remove node = [ 'y' , ] ,",
+        "a = b=c , d= e  ,",
+        "remove node=1",
+        "x\t=\t1,\ty = 2",
+        "['a']['b']",
+        "compress = 0,, x = 1",
+    ]
+    rng = random.Random(15)
+    alphabet = "'\"[],= \t\\\x0babx-_.node"
+    mangled = []
+    for body in bodies:
+        for _ in range(30):
+            chars = list(body)
+            for _ in range(rng.randint(1, 3)):
+                i = rng.randrange(len(chars) + 1)
+                op = rng.random()
+                if op < 0.4 and chars[i:]:
+                    del chars[i]
+                elif op < 0.8:
+                    chars.insert(i, rng.choice(alphabet))
+                elif chars[i:]:
+                    chars[i] = rng.choice(alphabet)
+            mangled.append("".join(chars))
+    return bodies + mangled
+
+
+def test_payload_regexes_agree_with_the_value_grammar():
+    """The regex reading of node lists and settings (the parse's fast path) accepts only what Lark's
+    grammar accepts and reads the same values; every payload of the fixtures takes the fast path."""
+    from logscope.parsers.rknn.values import _lark_nodes, _lark_settings, _read_nodes, _read_settings
+
+    payloads = _payloads()
+    fast = 0
+    for body in payloads:
+        for read, reference in ((_read_nodes, _lark_nodes), (_read_settings, _lark_settings)):
+            got = read(body.strip())
+            if got is not None:
+                fast += 1
+                assert got == reference(body), body
+    real = [b for b in payloads[: len(payloads) // 31]]
+    assert all(_read_nodes(b.strip()) or _read_settings(b.strip()) for b in real[:-10])
+    assert fast > 300
+
+
 ROW_MATCHERS = [
     ("NATIVE_PREFIX", "TENSOR_ROW"),
     ("NATIVE_PREFIX", "LAYER_ROW"),
     ("NATIVE_PREFIX", "NATIVE_NOISE"),
+    ("NATIVE_PREFIX", "PASS_MARK"),
 ]
 
 

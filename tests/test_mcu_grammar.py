@@ -156,3 +156,42 @@ def test_declared_sections_name_terminals_that_have_handlers():
 
     handlers = set(McuAssembler(logscope.io.decode_bytes(b"", "<empty>")).handlers)
     assert set(SECTIONS) <= {name for name, _, _ in _terminals()} & handlers
+
+
+# HEAP_OP as it was first written: the same reading, but its nested lazy name and blank runs backtracked
+# polynomially (minutes for one 16 KB line). The grammar's form must read every line exactly as this one.
+_PLAIN_HEAP_OP = re.compile(
+    r"(?P<prefix>[^\n]*?)\b[Oo][Pp] ?\[ *(?P<index>\d+) *\] *(?P<name>[^\n]*?) *: *delta *[=:] *"
+    r"(?P<delta>[-+]?\d+(?:\.\d+)?) *(?P<delta_unit>(?:[KkMG]i?B|B|[Bb]ytes))? *[,;]? *total *[=:] *"
+    r"(?P<total>\d+(?:\.\d+)?) *(?P<total_unit>(?:[KkMG]i?B|B|[Bb]ytes))?(?P<extra>(?:[,;(] *[^\n]*)?)"
+    r"[ \t]*(?=\n|$)\Z"
+)
+
+
+def test_heap_op_reads_as_its_plain_form_and_in_linear_time():
+    import random
+
+    heap = load_line_grammar("mcu").lexer.terminal_regex("HEAP_OP")
+    rng = random.Random(18)
+    alphabet = " \t:=,;(Op[]0123456789.-+KiBdeltaotal x"
+    lines = [line for line in ALL_LINES if "p[" in line or "P[" in line]
+    lines += ["Op[1] a:b: delta=1, total=2  , peak=3", "Op[ 3 ]  x  y :delta: -1.5 KiB ; total : 2kB (x)"]
+    checked = 0
+    for line in lines:
+        for _ in range(40):
+            chars = list(line)
+            for _ in range(rng.randint(1, 4)):
+                i = rng.randrange(len(chars) + 1)
+                if rng.random() < 0.5 and chars[i:]:
+                    del chars[i]
+                else:
+                    chars.insert(i, rng.choice(alphabet))
+            mangled = "".join(chars)
+            got, plain = heap.match(mangled), _PLAIN_HEAP_OP.match(mangled)
+            assert (got and got.groupdict()) == (plain and plain.groupdict()), mangled
+            checked += 1
+    assert checked > 1000
+    # The inputs that took the plain form minutes (16 KB of blanks around the name, repeated heads) are
+    # refused at once; benchmarks/degenerate.py measures the time.
+    for hostile in ("Op[1] " + " " * 16_000 + "x", "[0.1] Op[1] a: delta=" + " " * 16_000, "Op[1] " * 2_600):
+        assert heap.match(hostile) is None

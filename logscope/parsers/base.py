@@ -184,6 +184,12 @@ class BaseAssembler(Generic[S]):
             note_where(exc, line=_line_at(exc, feed_block))
             raise
 
+    def release(self) -> None:
+        """Drop the handler table once the frames are built. It holds bound methods of this assembler, a
+        reference cycle that kept every row (hundreds of thousands of tuples) alive after the parse
+        until the cyclic collector found them, and made that collection walk them all."""
+        self.handlers = {}
+
     # ------------------------------------------------------------------ segmentation
     def new_segment(self, number: int, previous: S | None, inherit: bool) -> S:
         raise NotImplementedError

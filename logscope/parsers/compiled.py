@@ -26,6 +26,7 @@ import array
 import base64
 import hashlib
 import importlib
+import importlib.util
 import json
 import os
 import re
@@ -88,6 +89,18 @@ def _source_of(path: str) -> bytes:
 
 
 def _lark_version() -> str:
+    """Lark's version, read from its package source: importing Lark (15 ms) only to name the cache
+    would cost every process that finds its grammars already compiled."""
+    spec = importlib.util.find_spec("lark")
+    origin = spec.origin if spec is not None else None
+    if origin:
+        try:
+            text = Path(origin).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            text = ""
+        found = re.search(r"""^__version__\b[^=]*=\s*["']([^"']+)["']""", text, re.MULTILINE)
+        if found:
+            return found.group(1)
     import lark
 
     return str(getattr(lark, "__version__", ""))

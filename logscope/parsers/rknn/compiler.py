@@ -41,17 +41,20 @@ class CompilerOutput(Evaluation):
         build.compiler_version = f["version"]
 
     def _pass_mark(self, f: Fields, line: str, number: int) -> None:
-        self._structural()
-        raw = f["name"] or ""
-        name = _demangle(raw)
-        if (f["mark"] or "").startswith(">"):
+        self._pass_values(f["mark"], f["name"], f.get("ts"), number)
+
+    def _pass_values(self, mark: str | None, raw: str | None, ts: str | None, number: int) -> None:
+        """One pass start or end from its fields (both lexer paths end here)."""
+        self.counts["structural"] += 1
+        name = _demangle(raw or "")
+        if (mark or "").startswith(">"):
             build = self._segment(f"PASS_MARK:{name}", number)
             record = {
                 "build_index": build.index,
                 "name": name,
                 "start_line": number,
                 "end_line": None,
-                "start_time": f.get("ts"),
+                "start_time": ts,
                 "end_time": None,
             }
             self.rows["passes"].append(record)
@@ -71,7 +74,7 @@ class CompilerOutput(Evaluation):
                     "end_time": None,
                 }
                 self.rows["passes"].append(closing)
-            closing["end_line"], closing["end_time"] = number, f.get("ts")
+            closing["end_line"], closing["end_time"] = number, ts
             self.table = None
 
     def _layer_header(self, f: Fields, line: str, number: int) -> None:

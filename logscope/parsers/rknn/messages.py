@@ -8,7 +8,15 @@ from typing import Any
 from logscope.parsers.categories import classify_exception, classify_message
 from logscope.parsers.grammar import Fields
 from logscope.parsers.rknn.runtime import Runtime
-from logscope.parsers.rknn.state import _MAX_MESSAGE_CHARS
+from logscope.parsers.rknn.state import _MAX_MESSAGE_CHARS, _ROW_COLUMNS
+
+# The fields every message kind may carry, read in one call.
+_MESSAGE_FIELDS = ("level", "level2", "func", "message", "ts")
+# Positions in a `messages` row (a list in the frame's column order).
+_BUILD_INDEX, _LINE, _END_LINE, _CATEGORY, _FATAL, _MESSAGE = (
+    _ROW_COLUMNS["messages"].index(column)
+    for column in ("build_index", "line", "end_line", "category", "fatal", "message")
+)
 
 # Toolkit steps whose `E <func>:` errors end the build or session: nothing after them can have run.
 _FATAL_FUNCS = frozenset(
@@ -32,10 +40,9 @@ class Messages(Runtime):
     """
 
     def _message(self, kind: str, f: Fields, line: str, number: int) -> None:
-        level = f.get("level") or f.get("level2")
+        level, level2, func, text, timestamp = f.read(_MESSAGE_FIELDS)
+        level = level or level2
         logger = None
-        func = f.get("func")
-        text = f.get("message")
         if kind == "LOGCAT":
             logger = (f.get("tag") or f.get("tag2") or "").strip() or None
             if not text and logger:  # kernel `W Call trace:` has no tag: what looks like one is the text
@@ -62,18 +69,21 @@ class Messages(Runtime):
         build = self._current(number)
         if fatal and build.fatal is None and build.done_line is None:
             build.fatal = (category.name if category else f"{func} error", number)
-        row = {
-            "build_index": build.index,
-            "line": number,
-            "end_line": number,
-            "level": level,
-            "logger": logger,
-            "func": func,
-            "timestamp": f.get("ts"),
-            "category": category.name if category else None,
-            "fatal": fatal,
-            "message": text[:_MAX_MESSAGE_CHARS],
-        }
+        # In the `messages` schema's column order (`_ROW_COLUMNS`); a list, because continuation lines
+        # and a traceback's closing line update it: a million one-word messages made a dict per row the
+        # largest cost of their parse (time and memory).
+        row = [
+            build.index,
+            number,
+            number,
+            level,
+            logger,
+            func,
+            timestamp,
+            category.name if category else None,
+            fatal,
+            text[:_MAX_MESSAGE_CHARS],
+        ]
         self.rows["messages"].append(row)
         self.counts["message"] += 1
         self.open_message = row
@@ -100,29 +110,29 @@ class Messages(Runtime):
             return False
         self.counts["message"] += 1
         category = classify_exception(m["exc"], text)
-        row["message"] = f"{text}\n{row['message']}"[:_MAX_MESSAGE_CHARS]
-        row["end_line"], row["category"] = number, category.name
-        row["fatal"] = row["fatal"] or category.fatal
-        build = self.builds[row["build_index"]]
-        if build.fatal is not None and build.fatal == ("python-traceback", row["line"]):
-            build.fatal = (category.name, row["line"])  # the traceback was the failure: name its kind
+        row[_MESSAGE] = f"{text}\n{row[_MESSAGE]}"[:_MAX_MESSAGE_CHARS]
+        row[_END_LINE], row[_CATEGORY] = number, category.name
+        row[_FATAL] = row[_FATAL] or category.fatal
+        build = self.builds[row[_BUILD_INDEX]]
+        if build.fatal is not None and build.fatal == ("python-traceback", row[_LINE]):
+            build.fatal = (category.name, row[_LINE])  # the traceback was the failure: name its kind
         self.traceback = None
         # An exception message may go on over indented lines (2.2.0's load_onnx `ValueError: The input
         # shape ... is not support!` + `      Please set the 'inputs' ...`): they continue this row.
         self.open_message = row
         return True
 
-    def _append(self, row: dict[str, Any], text: str, number: int) -> None:
+    def _append(self, row: list[Any], text: str, number: int) -> None:
         self.counts["message"] += 1
-        if len(row["message"]) < _MAX_MESSAGE_CHARS:
-            row["message"] = (row["message"] + "\n" + text.strip())[:_MAX_MESSAGE_CHARS]
-        row["end_line"] = number
+        if len(row[_MESSAGE]) < _MAX_MESSAGE_CHARS:
+            row[_MESSAGE] = (row[_MESSAGE] + "\n" + text.strip())[:_MAX_MESSAGE_CHARS]
+        row[_END_LINE] = number
 
     def _traceback_frame(self, f: Fields, line: str, number: int) -> None:
         """A frame continues the open traceback; excerpts often start mid-traceback."""
         if self.open_message is None:
             self._message("TRACEBACK_HEAD", Fields(), line, number)
-            self.open_message["message"] += "\n" + line.strip()  # type: ignore[index]
+            self.open_message[_MESSAGE] += "\n" + line.strip()  # type: ignore[index]
             return
         self._indented(f, line, number)
 

@@ -92,8 +92,9 @@ _TENSOR_FIELDS = (
 _LAYER_FIELDS = ("id", "op_type", "dtype", "target", "inputs", "output", "tail")
 
 
-# The two big tables' rows are tuples in their frame's schema order (build_frame checks the width).
-_ROW_COLUMNS = {name: tuple(SCHEMAS[name]) for name in ("tensors", "layers")}
+# The two big tables' rows are tuples, message rows lists, in their frame's schema order (build_frame
+# checks the width).
+_ROW_COLUMNS = {name: tuple(SCHEMAS[name]) for name in ("tensors", "layers", "messages")}
 
 
 _MAX_MESSAGE_CHARS = 4000
@@ -204,7 +205,7 @@ class RknnState(BaseAssembler[_Build]):
         super().__init__()
         self.text = text
         self.builds: list[_Build] = self.segments
-        # Rows are dicts, except in the two big tables (tuples in `_ROW_COLUMNS` order: 2-3x cheaper).
+        # Rows are dicts, except in the big tables (tuples or lists in `_ROW_COLUMNS` order: 2-3x cheaper).
         self.rows: dict[str, list[Any]] = {
             k: []
             for k in (
@@ -228,12 +229,12 @@ class RknnState(BaseAssembler[_Build]):
         self.layer_layout: Layout | None = None  # that header as a layout, for rows with empty cells
         self.headerless = False  # the layer / perf rows being read came without their header
         self.ranking_layout: Layout | None = None  # the ranking table's header, as a layout
-        self.traceback: dict[str, Any] | None = None  # the open traceback's message row
+        self.traceback: list[Any] | None = None  # the open traceback's message row
         self.traceback_func: str | None = None  # the toolkit function an `E load_onnx:` traceback is under
         self.pending_title: str | None = None
         self.pending_settings: dict[str, str] | None = None  # 2.5.0's toolkit options line
         self.fuse_section: str | None = None
-        self.open_message: dict[str, Any] | None = None
+        self.open_message: list[Any] | None = None  # a `messages` row, in `_ROW_COLUMNS` order
         self.open_fusion: dict[str, Any] | None = None
         self.open_passes: dict[str, dict[str, Any]] = {}
         self.last_progress: dict[str, Any] | None = None
