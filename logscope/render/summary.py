@@ -53,8 +53,8 @@ def _or_dash(value: Any) -> str:
     return "—" if value is None else str(value)
 
 
-def _pct(value: Any) -> str:
-    """A share printed as `12.34%`, a dash when the cell is missing."""
+def _share_pct(value: Any) -> str:
+    """A share already in percent printed as `12.34%`, a dash when the cell is missing."""
     return "—" if value is None else f"{value:.2f}%"
 
 
@@ -83,7 +83,7 @@ def _perf_text(perf: dict[str, Any] | None, top: int = 5) -> list[str]:
         out.append(
             f"    {row['op_type'] or '':<20} {_or_dash(row['cpu_time_us']):>8} / "
             f"{_or_dash(row['npu_time_us']):>8} / {_or_dash(row['total_time_us']):>8}  "
-            f"{_pct(row['time_ratio_pct']):>7}  [line {row['line']}]"
+            f"{_share_pct(row['time_ratio_pct']):>7}  [line {row['line']}]"
         )
     return out
 
