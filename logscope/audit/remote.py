@@ -265,9 +265,9 @@ class _HashingReader(io.RawIOBase):
         return len(data)
 
 
-def first_lines(blocks: Iterator[tuple[list[str], list[int]]], keep: int) -> tuple[
-    Iterator[tuple[list[str], list[int]]], list[tuple[list[str], list[int]]]
-]:
+def first_lines(
+    blocks: Iterator[tuple[list[str], list[int]]], keep: int
+) -> tuple[Iterator[tuple[list[str], list[int]]], list[tuple[list[str], list[int]]]]:
     """`blocks` passed through, and a list that gets the first `keep` lines of the first block once it
     has passed (what the log-time search reads, without opening the object a second time)."""
     seen: list[tuple[list[str], list[int]]] = []
