@@ -89,9 +89,11 @@ def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
         candidates = (kinds.isin(CONVOLUTIONS) & kinds.shift(-1).isin(FOLLOWERS)).to_numpy()
         if not candidates.any():
             continue
-        rows = list(ordered.itertuples(index=False))
+        # Only the candidate rows and their successors as tuples: a build has hundreds of layers.
+        wanted = sorted({int(p) + d for p in candidates.nonzero()[0] for d in (0, 1)})
+        rows = dict(zip(wanted, ordered.iloc[wanted].itertuples(index=False), strict=True))
         for position in candidates.nonzero()[0]:
-            conv, nxt = rows[position], rows[position + 1]
+            conv, nxt = rows[int(position)], rows[int(position) + 1]
             out = parse_shape(conv.output_shape)
             if out is None or out != _first_input(as_str(nxt.input_shapes)):
                 continue
