@@ -208,11 +208,7 @@ class ParsedLog:
                     | {"reuse_rate": _plain(primary["reuse_line"]) if primary is not None else None},
                     "derived": {k: _plain(primary[k]) if primary is not None else None for k in DERIVED_KEYS},
                     "checks": checks.get(idx, []),
-                    "memory_sources": [
-                        {"source": _plain(m["source"])}
-                        | {k: _plain(m[k]) for k in (*MEMORY_KEYS, *EVAL_MEMORY_KEYS)}
-                        for _, m in mem_rows.iterrows()
-                    ],
+                    "memory_sources": _memory_sources(mem_rows),
                     "versions": {k: _plain(getattr(row, k)) for k in VERSION_KEYS},
                     "perf": _perf_summary(self.frames, idx, by_build),
                     "counts": counts.get(idx, _zero_counts()),
@@ -286,6 +282,13 @@ def _zero_counts() -> dict[str, int]:
         "failed_allocations": 0,
         "tensor_attrs": 0,
     }
+
+
+def _memory_sources(rows: pd.DataFrame) -> list[dict[str, Any]]:
+    """Every memory row of a build (one per source of figures), read column by column."""
+    keys = ("source", *MEMORY_KEYS, *EVAL_MEMORY_KEYS)
+    columns = [[_plain(v) for v in rows[k]] for k in keys]
+    return [dict(zip(keys, values, strict=True)) for values in zip(*columns, strict=True)]
 
 
 def _by_build(frame: pd.DataFrame) -> dict[Any, pd.DataFrame]:

@@ -200,6 +200,11 @@ class FeaturePool:
         return frame
 
     @property
+    def row_positions(self) -> list[int]:
+        """Positions of the resident rows in the `tensors` frame the pool was read from, line order."""
+        return list(self._resident)
+
+    @property
     def rows(self) -> pd.DataFrame:
         """Pool-resident feature rows (the `tensors` frame's columns), line order."""
         return self._frame("rows")

@@ -92,9 +92,9 @@ def _level(rate: float, options: Options, reachable: float | None) -> Severity |
 
 def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
     for build_index, memory in grouped(log.frames["memory"]):
-        printed = memory[memory["reuse_rate"].notna()]
-        if len(printed):
-            row = printed.iloc[0]
+        printed = memory["reuse_rate"].notna().to_numpy(dtype=bool)
+        if printed.any():
+            row = memory.iloc[int(printed.argmax())]  # the first row with a printed rate
             rate = float(row["reuse_rate"])
             level = _level(rate, options, None)
             if level is not None:

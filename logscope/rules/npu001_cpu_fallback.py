@@ -76,6 +76,8 @@ def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
     yield from _ranking_cpu_time(log, options)
     unsupported = messages_in(log, ["unsupported-op"])
     tables = [log.frames[n] for n in ("layers", "perf") if n in log.frames and len(log.frames[n])]
+    # Only tables with a layer on the CPU are split by build (the test below, on the whole table).
+    tables = [t for t in tables if (t["target"] == "CPU").fillna(False).astype(bool).any()]
     for build_index, layers in ((b, rows) for table in tables for b, rows in grouped(table)):
         ordered = layers.sort_values("line")
         is_compute = ~ordered["op_type"].isin(IO_OPS).fillna(False).astype(bool)
