@@ -157,10 +157,21 @@ def _padding_check(row: Any) -> dict[str, Any]:
     }
 
 
+_TOTALS_COLUMNS = (
+    "build_index",
+    "source",
+    "weight_bytes",
+    "internal_bytes",
+    "other_bytes",
+    "total_bytes",
+    "total_line",
+)
+
+
 def _totals_checks(memory: pd.DataFrame) -> list[dict[str, Any]]:
     """weight + internal + other = total, on every memory row that prints all four."""
     out = []
-    for row in _records(memory):
+    for row in _records(memory, _TOTALS_COLUMNS):
         parts = [_int(row.get(k)) for k in ("weight_bytes", "internal_bytes", "other_bytes")]
         total = _int(row.get("total_bytes"))
         if total is None or any(p is None for p in parts):
@@ -215,10 +226,11 @@ def add_derived_memory(log: ParsedLog) -> None:
     log.frames["memory"] = build_frame("memory", records)
 
 
-def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    """The rows of a small frame as dicts (column lists zipped: `to_dict` costs more per column)."""
-    columns = [str(c) for c in frame.columns]
+def _records(frame: pd.DataFrame, only: tuple[str, ...] | None = None) -> list[dict[str, Any]]:
+    """The rows of a small frame as dicts, of every column or of those of `only` the frame has
+    (column lists zipped: `to_dict` costs more per column)."""
+    columns = [str(c) for c in frame.columns if only is None or c in only]
     return [
         dict(zip(columns, values, strict=True))
-        for values in zip(*(frame[c].tolist() for c in frame.columns), strict=True)
+        for values in zip(*(frame[c].tolist() for c in columns), strict=True)
     ]

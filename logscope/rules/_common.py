@@ -153,7 +153,7 @@ def grouped(frame: pd.DataFrame) -> Iterator[tuple[int | None, pd.DataFrame]]:
     """(build_index, rows) per build, in build order; rows outside any build come last."""
     if frame.empty:
         return
-    groups = {as_int(k): rows for k, rows in frame.groupby("build_index", sort=False, dropna=False)}
+    groups = _split(frame)  # the split `rows_of_build` keeps: several rules group the same frame
     for build_index in sorted(groups, key=lambda v: (v is None, v or 0)):
         yield build_index, groups[build_index]
 
