@@ -181,13 +181,17 @@ class ParsedLog:
                 {k: _plain(check[k]) for k in ("figure", "invariant", "reason", "line")}
             )
         out_builds = []
-        by_build = {
-            name: _by_build(self.frames[name]) for name in ("memory", "perf", "perf_totals", "perf_ranking")
-        }
+        by_build = {name: _by_build(self.frames[name]) for name in ("perf", "perf_totals", "perf_ranking")}
+        # The memory frame read once as column lists, and each build's rows as positions in it.
+        mem_columns = {str(c): memory[c].tolist() for c in memory.columns}
+        mem_positions: dict[Any, list[int]] = {}
+        for position, key in enumerate(mem_columns.get("build_index", [])):
+            if key is not None and key is not pd.NA:
+                mem_positions.setdefault(key, []).append(position)
         for row in builds.itertuples(index=False):
             idx = row.build_index
-            mem_rows = _of_build(memory, by_build["memory"], idx)
-            primary = mem_rows.iloc[0] if len(mem_rows) else None
+            own = [] if idx is None or idx is pd.NA else mem_positions.get(idx, [])
+            primary = {k: v[own[0]] for k, v in mem_columns.items()} if own else None
             out_builds.append(
                 {
                     "index": _plain(idx),
@@ -208,7 +212,7 @@ class ParsedLog:
                     | {"reuse_rate": _plain(primary["reuse_line"]) if primary is not None else None},
                     "derived": {k: _plain(primary[k]) if primary is not None else None for k in DERIVED_KEYS},
                     "checks": checks.get(idx, []),
-                    "memory_sources": _memory_sources(mem_rows),
+                    "memory_sources": _memory_sources(mem_columns, own),
                     "versions": {k: _plain(getattr(row, k)) for k in VERSION_KEYS},
                     "perf": _perf_summary(self.frames, idx, by_build),
                     "counts": counts.get(idx, _zero_counts()),
@@ -284,11 +288,10 @@ def _zero_counts() -> dict[str, int]:
     }
 
 
-def _memory_sources(rows: pd.DataFrame) -> list[dict[str, Any]]:
-    """Every memory row of a build (one per source of figures), read column by column."""
+def _memory_sources(columns: dict[str, list[Any]], positions: list[int]) -> list[dict[str, Any]]:
+    """Every memory row of a build (one per source of figures), from the memory frame's column lists."""
     keys = ("source", *MEMORY_KEYS, *EVAL_MEMORY_KEYS)
-    columns = [[_plain(v) for v in rows[k]] for k in keys]
-    return [dict(zip(keys, values, strict=True)) for values in zip(*columns, strict=True)]
+    return [{k: _plain(columns[k][p]) for k in keys} for p in positions]
 
 
 def _by_build(frame: pd.DataFrame) -> dict[Any, pd.DataFrame]:
