@@ -90,8 +90,7 @@ def _table_figures(
     sized = (tensors["size_bytes"].notna() & build.notna()).to_numpy(dtype=bool)
     if not sized.any():
         return
-    table = tensors["table"].to_numpy(dtype=object, na_value=None)
-    feature = sized & (table == "feature")
+    feature = sized & (tensors["table"] == "feature").to_numpy(dtype=bool, na_value=False)
     padding = tensors["padding_bytes"]
     known = padding.notna().to_numpy(dtype=bool)
     pad = padding.to_numpy(dtype="int64", na_value=0)
@@ -119,7 +118,9 @@ def _table_figures(
     end_known = end.notna().to_numpy(dtype=bool)
     starts = start.to_numpy(dtype="int64", na_value=0)
     ends = end.to_numpy(dtype="int64", na_value=0)
-    for index, rows in _groups(builds, sized & (table == "const")):
+    for index, rows in _groups(
+        builds, sized & (tensors["table"] == "const").to_numpy(dtype=bool, na_value=False)
+    ):
         with_start, with_end = rows[start_known[rows]], rows[end_known[rows]]
         span = (
             int(ends[with_end].max() - starts[with_start].min())

@@ -125,9 +125,9 @@ _CATEGORIES: list[tuple[pd.DataFrame, dict[str, list[int]]]] = []
 
 
 def _categories(messages: pd.DataFrame) -> dict[str, list[int]]:
-    for cached, index in _CATEGORIES:
+    for cached, known in _CATEGORIES:
         if cached is messages:
-            return index
+            return known
     index: dict[str, list[int]] = {}
     for position, category in enumerate(messages["category"].tolist()):
         if type(category) is str:
