@@ -22,7 +22,8 @@ benchmarks/out/fixed_costs.json. Exit 1 only if something fails to run.
    corpus) repeated, and the generated 50 %-noise verbose log of benchmarks/run.py at the same size.
    `logscope parse --format json` in a fresh process (CPU of the child, start-up included) and
    `logscope.parse` in this process, each against the regex scan in this process. Targets: end to end
-   >= 0.5, in process >= 0.8. Peak memory over noise lines is benchmarks/run.py's part.
+   >= 0.5, in process >= 0.8. Then one run of the CLI's stages in this process, each timed: parse,
+   rules, JSON (summary and text). Peak memory over noise lines is benchmarks/run.py's part.
 
 Usage: python benchmarks/fixed_costs.py [--repeat N] [--audit-files N] [--big-mb MB]
        [--only startup,audit,big]
@@ -272,9 +273,29 @@ def big_logs(mb: float, repeat: int) -> dict[str, Any]:
             "best_s": best,
             "ratio_inproc": best["scan"] / best["inproc"],
             "ratio_cli": best["scan"] / best["cli"],
+            "stages_s": cli_stages(path),
             "load": [load0, load()],
         }
     return out
+
+
+def cli_stages(path: Path) -> dict[str, float]:
+    """CPU seconds of what `logscope parse --format json` does after start-up, stage by stage, in this
+    process (one run): parse (with the derived figures), rules (`analyze_log`), json (`render_json`:
+    the summary of every build, then the text)."""
+    import logscope
+    from logscope.render.summary import render_json
+    from logscope.rules import analyze_log, resolve_config
+
+    t0 = self_cpu()
+    log = logscope.parse(path)
+    t1 = self_cpu()
+    analyze_log(log, resolve_config(None, path))
+    t2 = self_cpu()
+    render_json([log])
+    t3 = self_cpu()
+    builds = len(log.frames["builds"])
+    return {"parse": t1 - t0, "rules": t2 - t1, "json": t3 - t2, "builds": builds}
 
 
 # ------------------------------------------------------------------------------------------ report
@@ -336,6 +357,11 @@ def report(results: dict[str, Any]) -> None:
         say(
             f"  CLI parse --format json {s['cli']:.2f} s = {b['ratio_cli']:.2f} "
             f"(target >= {TARGETS['big_cli']})  {verdict(b['ratio_cli'], TARGETS['big_cli'])}"
+        )
+        st = b["stages_s"]
+        say(
+            f"  in process, {st['builds']:.0f} builds: parse {st['parse']:.2f} s, rules {st['rules']:.2f} s, "
+            f"json {st['json']:.2f} s"
         )
 
 

@@ -181,10 +181,17 @@ class ParsedLog:
                 {k: _plain(check[k]) for k in ("figure", "invariant", "reason", "line")}
             )
         out_builds = []
+        by_build = {name: _by_build(self.frames[name]) for name in ("perf", "perf_totals", "perf_ranking")}
+        # The memory frame read once as column lists, and each build's rows as positions in it.
+        mem_columns = {str(c): memory[c].tolist() for c in memory.columns}
+        mem_positions: dict[Any, list[int]] = {}
+        for position, key in enumerate(mem_columns.get("build_index", [])):
+            if key is not None and key is not pd.NA:
+                mem_positions.setdefault(key, []).append(position)
         for row in builds.itertuples(index=False):
             idx = row.build_index
-            mem_rows = memory[memory["build_index"] == idx]
-            primary = mem_rows.iloc[0] if len(mem_rows) else None
+            own = [] if idx is None or idx is pd.NA else mem_positions.get(idx, [])
+            primary = {k: v[own[0]] for k, v in mem_columns.items()} if own else None
             out_builds.append(
                 {
                     "index": _plain(idx),
@@ -205,13 +212,9 @@ class ParsedLog:
                     | {"reuse_rate": _plain(primary["reuse_line"]) if primary is not None else None},
                     "derived": {k: _plain(primary[k]) if primary is not None else None for k in DERIVED_KEYS},
                     "checks": checks.get(idx, []),
-                    "memory_sources": [
-                        {"source": _plain(m["source"])}
-                        | {k: _plain(m[k]) for k in (*MEMORY_KEYS, *EVAL_MEMORY_KEYS)}
-                        for _, m in mem_rows.iterrows()
-                    ],
+                    "memory_sources": _memory_sources(mem_columns, own),
                     "versions": {k: _plain(getattr(row, k)) for k in VERSION_KEYS},
-                    "perf": _perf_summary(self.frames, idx),
+                    "perf": _perf_summary(self.frames, idx, by_build),
                     "counts": counts.get(idx, _zero_counts()),
                 }
             )
@@ -285,12 +288,33 @@ def _zero_counts() -> dict[str, int]:
     }
 
 
-def _perf_summary(frames: dict[str, pd.DataFrame], build_index: Any) -> dict[str, Any] | None:
+def _memory_sources(columns: dict[str, list[Any]], positions: list[int]) -> list[dict[str, Any]]:
+    """Every memory row of a build (one per source of figures), from the memory frame's column lists."""
+    keys = ("source", *MEMORY_KEYS, *EVAL_MEMORY_KEYS)
+    return [{k: _plain(columns[k][p]) for k in keys} for p in positions]
+
+
+def _by_build(frame: pd.DataFrame) -> dict[Any, pd.DataFrame]:
+    """The rows of each (known) build index, in frame order: one split instead of a mask per build."""
+    if frame.empty:
+        return {}
+    return dict(iter(frame.groupby("build_index", sort=False, dropna=True)))
+
+
+def _of_build(frame: pd.DataFrame, split: dict[Any, pd.DataFrame], build_index: Any) -> pd.DataFrame:
+    """`frame[frame["build_index"] == build_index]` read from `_by_build`'s split."""
+    rows = None if build_index is None or build_index is pd.NA else split.get(build_index)
+    return frame.iloc[0:0] if rows is None else rows
+
+
+def _perf_summary(
+    frames: dict[str, pd.DataFrame], build_index: Any, by_build: dict[str, dict[Any, pd.DataFrame]]
+) -> dict[str, Any] | None:
     """Totals of a build's perf table (as printed, with their lines), its slowest layers, and the op
     types of its ranking table as printed: the first five rows and every row with CPU time."""
-    perf = frames["perf"][frames["perf"]["build_index"] == build_index]
-    totals = frames["perf_totals"][frames["perf_totals"]["build_index"] == build_index]
-    ranking = frames["perf_ranking"][frames["perf_ranking"]["build_index"] == build_index]
+    perf = _of_build(frames["perf"], by_build["perf"], build_index)
+    totals = _of_build(frames["perf_totals"], by_build["perf_totals"], build_index)
+    ranking = _of_build(frames["perf_ranking"], by_build["perf_ranking"], build_index)
     if not len(perf) and not len(totals) and not len(ranking):
         return None
     total = totals.to_dict("records")[0] if len(totals) else None  # per column: ints stay ints

@@ -292,3 +292,36 @@ def test_no_feature_table_no_pool():
     assert (
         feature_pool(logscope.parse(RKNN / "02-eval-memory-yolov8-1920-rk3588-tk2-1.6.log").frames, 0) is None
     )
+
+
+def test_one_pass_step_figures_equal_the_union_and_the_bound_on_random_live_sets():
+    """`_step_figures` answers a step in one pass when the live ranges are distinct names, End >= Start
+    and pairwise disjoint, else falls back: either way its figures are `_union`'s and `_disjoint_max`'s."""
+    import random
+
+    from logscope.analysis.pool import _disjoint_max, _step_figures, _union
+
+    rng = random.Random(15)
+    fast = 0
+    for _ in range(3000):
+        n = rng.randint(0, 8)
+        start = [rng.choice([0, 16, 32, 64, 100]) + rng.randint(0, 40) for _ in range(n)]
+        end = [s + rng.choice([0, 4, 16, 32, 64]) for s in start]
+        if rng.random() < 0.1 and n:  # a cut or mangled row: End below Start
+            end[0] = start[0] - rng.randint(1, 10)
+        names = [rng.choice("abcdefghij") if rng.random() < 0.8 else f"n{i}" for i in range(n)]
+        active = rng.sample(range(n), rng.randint(0, n))
+        ordered = all(e >= s for s, e in zip(start, end, strict=True))
+        occupied, high = _union(active, start, end)
+        expected = (occupied, high, _disjoint_max(active, start, end, names)[0])
+        assert _step_figures(active, start, end, names, ordered) == expected, (active, start, end, names)
+        fast += ordered and len({names[i] for i in active}) == len(active)
+    assert fast > 500  # the one-pass path was exercised, not only the fallback
+
+
+def test_frames_are_built_on_first_use_from_the_same_rows():
+    pool = pool_of(MOBILENET)
+    assert pool.row_count == len(pool.rows) and list(pool.outside["line"]) == list(pool.outside_lines)
+    assert (pool.first_line, pool.last_line) == (int(pool.rows["line"].min()), int(pool.rows["line"].max()))
+    assert pool.row_positions == [int(i) for i in pool.rows.index]
+    assert pool.rows is pool.rows and pool.steps is pool.steps  # built once

@@ -29,25 +29,15 @@ A build that has tables but no memory row from the log gets a row with source `d
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
-from logscope.analysis.pool import pool_extents, printed_internals, usable_feature_rows
+from logscope.analysis.pool import build_extents, printed_internals
 from logscope.frames import build_frame
 from logscope.model import ParsedLog
-
-_COLUMNS = (
-    "build_index",
-    "table",
-    "name",
-    "start_offset",
-    "end_offset",
-    "size_bytes",
-    "padding_bytes",
-    "logical_bytes",
-    "line",
-)
 
 
 def _int(value: Any) -> int | None:
@@ -62,22 +52,16 @@ def derive_memory(
     checks: list[dict[str, Any]] = []
     if tensors.empty:
         return out, checks
-    # Only these columns: filtering the name and shape strings of every row costs more than the rest.
-    needed = tensors[list(_COLUMNS)]
-    usable = usable_feature_rows(needed)
-    usable = usable[usable["build_index"].notna()]
-    _, extents = pool_extents(usable, printed_internals(memory))
-    first_lines = usable.groupby("build_index")["line"].min().to_dict()
-    for build_index, extent in extents.iterrows():
-        # Rows with a size but no offsets (cut or emptied cells) leave the span unknown, never 0.
-        span, total = _int(extent["span_bytes"]), int(extent["sum_bytes"])
+    for build_index, rows, extent in build_extents(tensors, printed_internals(memory), with_null_build=False):
+        # Rows with a size but no offsets (cut or emptied cells) are not usable: no span from them, never 0.
+        span, total = extent.span_bytes, extent.sum_bytes
         out[build_index] = {
             "feature_pool_bytes": span,
-            "feature_table_span_bytes": int(extent["table_span_bytes"]),
+            "feature_table_span_bytes": extent.table_span_bytes,
             "feature_sum_bytes": total,
-            "computed_reuse_rate": 1.0 - span / total if total and span is not None else None,
+            "computed_reuse_rate": 1.0 - span / total if total else None,
         }
-        if span is not None and span > total:
+        if span > total:
             checks.append(
                 {
                     "build_index": build_index,
@@ -85,35 +69,76 @@ def derive_memory(
                     "invariant": "feature_pool_bytes <= feature_sum_bytes",
                     "reason": f"the pool spans {span} B for {total} B of tensors: {span - total} B of gaps "
                     "(alignment) between them, so 1 - span / sum is below zero and measures no reuse",
-                    "line": int(first_lines[build_index]),
+                    "line": min(rows.line),
                 }
             )
-    sized = needed[needed["size_bytes"].notna() & needed["build_index"].notna()]
-    feature = sized[sized["table"] == "feature"]
-    padding = feature["padding_bytes"]
-    known = padding.notna()
-    sound = (known & (padding >= 0) & (padding <= feature["size_bytes"])).fillna(False).astype(bool)
-    for row in tensors.loc[feature.index[(known & ~sound).to_numpy()]].itertuples(index=False):
-        checks.append(_padding_check(row))
-    builds = feature.groupby("build_index", sort=True)
-    logical = builds["logical_bytes"].agg(["sum", "count"])
-    good = feature[sound].groupby("build_index", sort=True)["padding_bytes"].sum().to_dict()
-    for index, total, count in zip(logical.index, logical["sum"], logical["count"], strict=True):
-        figures = out.setdefault(index, {})
-        figures["logical_feature_bytes"] = int(total) if count else None
-        figures["padding_bytes"] = int(good[index]) if index in good else None
-    const = sized[sized["table"] == "const"].groupby("build_index")
-    const_spans = const.agg(
-        end=("end_offset", "max"), start=("start_offset", "min"), total=("size_bytes", "sum")
-    )
-    for const_index, const_row in const_spans.iterrows():
-        out.setdefault(const_index, {}).update(
-            {
-                "const_span_bytes": _int(const_row["end"] - const_row["start"]),
-                "const_sum_bytes": int(const_row["total"]),
-            }
-        )
+    _table_figures(tensors, out, checks)
     return dict(sorted(out.items())), checks
+
+
+def _table_figures(
+    tensors: pd.DataFrame, out: dict[Any, dict[str, Any]], checks: list[dict[str, Any]]
+) -> None:
+    """Padding, logical and const figures per build into `out`, broken padding invariants into `checks`.
+
+    Per build over the rows with a Size and a build: the feature rows' `logical_feature_bytes` (sum of
+    the known logical sizes, None when none is known) and `padding_bytes` (over the rows whose padding
+    passes the invariant; None when none does), the const rows' span and sum. Computed on numpy arrays
+    grouped by sorting, with int64 sums as pandas' were: no groupby call per log.
+    """
+    build = tensors["build_index"]
+    sized = (tensors["size_bytes"].notna() & build.notna()).to_numpy(dtype=bool)
+    if not sized.any():
+        return
+    feature = sized & (tensors["table"] == "feature").to_numpy(dtype=bool, na_value=False)
+    padding = tensors["padding_bytes"]
+    known = padding.notna().to_numpy(dtype=bool)
+    pad = padding.to_numpy(dtype="int64", na_value=0)
+    size = tensors["size_bytes"].to_numpy(dtype="int64", na_value=0)
+    sound = known & (pad >= 0) & (pad <= size)
+    broken = np.flatnonzero(feature & known & ~sound)
+    if len(broken):
+        for row in tensors.iloc[broken].itertuples(index=False):
+            checks.append(_padding_check(row))
+    builds = build.to_numpy(dtype="int64", na_value=0)
+    logical = tensors["logical_bytes"]
+    logical_known = logical.notna().to_numpy(dtype=bool)
+    logical_values = logical.to_numpy(dtype="int64", na_value=0)
+    for index, rows in _groups(builds, feature):
+        figures = out.setdefault(index, {})
+        count = int(logical_known[rows].sum())
+        figures["logical_feature_bytes"] = (
+            int(logical_values[rows][logical_known[rows]].sum()) if count else None
+        )
+        good = rows[sound[rows]]
+        figures["padding_bytes"] = int(pad[good].sum()) if len(good) else None
+    start = tensors["start_offset"]
+    end = tensors["end_offset"]
+    start_known = start.notna().to_numpy(dtype=bool)
+    end_known = end.notna().to_numpy(dtype=bool)
+    starts = start.to_numpy(dtype="int64", na_value=0)
+    ends = end.to_numpy(dtype="int64", na_value=0)
+    for index, rows in _groups(
+        builds, sized & (tensors["table"] == "const").to_numpy(dtype=bool, na_value=False)
+    ):
+        with_start, with_end = rows[start_known[rows]], rows[end_known[rows]]
+        span = (
+            int(ends[with_end].max() - starts[with_start].min())
+            if len(with_start) and len(with_end)
+            else None
+        )
+        out.setdefault(index, {}).update({"const_span_bytes": span, "const_sum_bytes": int(size[rows].sum())})
+
+
+def _groups(builds: np.ndarray, mask: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:
+    """(build index, row positions) of the rows in `mask`, builds ascending, rows in frame order."""
+    positions = np.flatnonzero(mask)
+    if not len(positions):
+        return
+    keys = builds[positions]
+    order = np.argsort(keys, kind="stable")
+    for group in np.split(positions[order], np.flatnonzero(np.diff(keys[order])) + 1):
+        yield int(builds[group[0]]), group
 
 
 def _padding_check(row: Any) -> dict[str, Any]:
@@ -133,10 +158,21 @@ def _padding_check(row: Any) -> dict[str, Any]:
     }
 
 
+_TOTALS_COLUMNS = (
+    "build_index",
+    "source",
+    "weight_bytes",
+    "internal_bytes",
+    "other_bytes",
+    "total_bytes",
+    "total_line",
+)
+
+
 def _totals_checks(memory: pd.DataFrame) -> list[dict[str, Any]]:
     """weight + internal + other = total, on every memory row that prints all four."""
     out = []
-    for row in memory.to_dict("records"):
+    for row in _records(memory, _TOTALS_COLUMNS):
         parts = [_int(row.get(k)) for k in ("weight_bytes", "internal_bytes", "other_bytes")]
         total = _int(row.get("total_bytes"))
         if total is None or any(p is None for p in parts):
@@ -177,9 +213,7 @@ def add_derived_memory(log: ParsedLog) -> None:
     log.frames["figure_checks"] = build_frame("figure_checks", checks)
     if not derived:
         return
-    records: list[dict[str, Any]] = [
-        {str(k): v for k, v in row.items()} for row in log.frames["memory"].to_dict("records")
-    ]
+    records = _records(log.frames["memory"])
     seen = set()
     for record in records:
         figures = derived.get(record["build_index"])
@@ -191,3 +225,13 @@ def add_derived_memory(log: ParsedLog) -> None:
             records.append({"build_index": build_index, "source": "derived"} | figures)
     records.sort(key=lambda r: (r["build_index"], r["source"] != "build-log"))
     log.frames["memory"] = build_frame("memory", records)
+
+
+def _records(frame: pd.DataFrame, only: tuple[str, ...] | None = None) -> list[dict[str, Any]]:
+    """The rows of a small frame as dicts, of every column or of those of `only` the frame has
+    (column lists zipped: `to_dict` costs more per column)."""
+    columns = [str(c) for c in frame.columns if only is None or c in only]
+    return [
+        dict(zip(columns, values, strict=True))
+        for values in zip(*(frame[c].tolist() for c in columns), strict=True)
+    ]

@@ -73,10 +73,11 @@ Why this lower bound
 from __future__ import annotations
 
 import bisect
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from logscope.analysis import MAX_OP_INDEX
@@ -84,22 +85,47 @@ from logscope.analysis import MAX_OP_INDEX
 _STEP_COLUMNS = ("step", "occupied_bytes", "lower_bound_bytes", "high_water_bytes", "tensors")
 
 
-@dataclass(frozen=True)
 class FeaturePool:
-    """The feature-map pool of one build (see the module docstring for every definition)."""
+    """The feature-map pool of one build (see the module docstring for every definition).
+
+    The figures are computed from plain lists when the pool is built; the frames (`rows`, `outside`,
+    `tensors`, `outside_tensors`, `steps`) are built on first use, from the same rows: the rules read
+    the figures of every build, the plots and the report the frames of one.
+    """
+
+    __slots__ = (
+        "_frames",
+        "_outside",
+        "_resident",
+        "_source",
+        "_steps",
+        "build_index",
+        "first_line",
+        "internal_bytes",
+        "internal_line",
+        "last_line",
+        "lower_bound_bytes",
+        "lower_bound_lines",
+        "lower_bound_ops",
+        "lower_bound_step",
+        "lower_bound_tensors",
+        "matches_total",
+        "occupied_peak_bytes",
+        "occupied_peak_step",
+        "outside_lines",
+        "row_count",
+        "span_bytes",
+        "start_offset",
+        "sum_bytes",
+    )
 
     build_index: int | None
-    rows: pd.DataFrame  # pool-resident feature rows (the `tensors` frame's columns), line order
-    outside: pd.DataFrame  # feature rows outside the pool, line order
-    tensors: pd.DataFrame  # resident tensors: one per name at an address, + op_first, op_last, ops, lines
-    outside_tensors: pd.DataFrame  # the same for the rows outside
     start_offset: int  # min(Start) over the resident rows: the pool start
     span_bytes: int  # max(End) - min(Start) over the resident rows
     sum_bytes: int  # sum(Size) over the resident tensors
     internal_bytes: int | None  # the log's `Total Internal Memory Size`, if printed
     internal_line: int | None
     matches_total: bool | None  # span == internal_bytes; None when no total is printed
-    steps: pd.DataFrame  # step, occupied_bytes, lower_bound_bytes, high_water_bytes, tensors
     lower_bound_bytes: int | None  # None when no resident row has a consumer ID
     lower_bound_step: int | None
     lower_bound_tensors: tuple[str, ...]
@@ -107,22 +133,107 @@ class FeaturePool:
     lower_bound_ops: tuple[int, ...]  # the operators consuming them (the IDs that make them live)
     occupied_peak_bytes: int | None
     occupied_peak_step: int | None
+    row_count: int  # resident rows (`len(rows)`)
+    first_line: int  # first line of the resident rows
+    last_line: int  # last line of the resident rows
+    outside_lines: tuple[int, ...]  # lines of the rows outside the pool, line order
+
+    def __init__(
+        self,
+        build_index: int | None,
+        rows: _Rows,
+        source: pd.DataFrame,
+        extent: _Extent,
+        internal: int | None,
+        internal_line: int | None,
+    ) -> None:
+        resident = [i for i in rows.order if rows.resident[i]]
+        outside = [i for i in rows.order if not rows.resident[i]]
+        start, span = extent.start_offset, extent.span_bytes
+        tensors = _tensor_lists(rows, resident)
+        steps = _step_lists(tensors, start)
+        bound = _bound(tensors, steps)
+        occupied_peak: tuple[int | None, int | None] = (None, None)
+        if steps["step"]:
+            occupied = steps["occupied_bytes"]
+            position = occupied.index(max(occupied))
+            occupied_peak = (occupied[position], steps["step"][position])
+        lines = [rows.line[i] for i in resident]
+        self.build_index = build_index
+        self.start_offset = start
+        self.span_bytes = span
+        self.sum_bytes = extent.sum_bytes
+        self.internal_bytes = internal
+        self.internal_line = internal_line
+        self.matches_total = None if internal is None else span == internal
+        (
+            self.lower_bound_bytes,
+            self.lower_bound_step,
+            self.lower_bound_tensors,
+            self.lower_bound_lines,
+            self.lower_bound_ops,
+        ) = bound
+        self.occupied_peak_bytes, self.occupied_peak_step = occupied_peak
+        self.row_count = len(resident)
+        self.first_line, self.last_line = min(lines), max(lines)
+        self.outside_lines = tuple(rows.line[i] for i in outside)
+        self._source = source
+        self._resident = [rows.position[i] for i in resident]
+        self._outside = [rows.position[i] for i in outside]
+        self._steps = steps
+        self._frames: dict[str, pd.DataFrame] = {}
+
+    def _frame(self, name: str) -> pd.DataFrame:
+        frame = self._frames.get(name)
+        if frame is None:
+            if name == "rows":
+                frame = self._source.iloc[self._resident]
+            elif name == "outside":
+                frame = self._source.iloc[self._outside]
+            elif name == "tensors":
+                frame = _tensors(self.rows)
+            elif name == "outside_tensors":
+                frame = _tensors(self.outside)
+            else:
+                frame = pd.DataFrame({c: pd.array(v, dtype="Int64") for c, v in self._steps.items()})
+            self._frames[name] = frame
+        return frame
 
     @property
-    def first_line(self) -> int:
-        """First line of the resident rows."""
-        return int(self.rows["line"].min())
+    def row_positions(self) -> list[int]:
+        """Positions of the resident rows in the `tensors` frame the pool was read from, line order."""
+        return list(self._resident)
 
     @property
-    def last_line(self) -> int:
-        """Last line of the resident rows."""
-        return int(self.rows["line"].max())
+    def rows(self) -> pd.DataFrame:
+        """Pool-resident feature rows (the `tensors` frame's columns), line order."""
+        return self._frame("rows")
+
+    @property
+    def outside(self) -> pd.DataFrame:
+        """Feature rows outside the pool, line order."""
+        return self._frame("outside")
+
+    @property
+    def tensors(self) -> pd.DataFrame:
+        """Resident tensors: one per name at an address, + op_first, op_last, ops, lines."""
+        return self._frame("tensors")
+
+    @property
+    def outside_tensors(self) -> pd.DataFrame:
+        """The same for the rows outside."""
+        return self._frame("outside_tensors")
+
+    @property
+    def steps(self) -> pd.DataFrame:
+        """step, occupied_bytes, lower_bound_bytes, high_water_bytes, tensors."""
+        return self._frame("steps")
 
     @property
     def table_lines(self) -> tuple[int, int]:
         """First and last line of the build's feature rows, outside ones included."""
-        lines = pd.concat([self.rows["line"], self.outside["line"]])
-        return int(lines.min()), int(lines.max())
+        lines = (self.first_line, self.last_line, *self.outside_lines)
+        return min(lines), max(lines)
 
     def live_tensors(self, step: int) -> pd.DataFrame:
         """The resident tensors live at `step` (op_first <= step <= op_last), line order."""
@@ -145,16 +256,11 @@ def feature_pools(frames: Mapping[str, pd.DataFrame]) -> dict[int | None, Featur
     cached = _CACHE.get("last")
     if cached is not None and cached[0] is tensors and cached[1] is memory:
         return cached[2]
-    feature = usable_feature_rows(tensors)
     internals = printed_internals(memory)
-    resident, extents = pool_extents(feature, internals)
     pools: dict[int | None, FeaturePool] = {}
-    for build_index, rows in feature.groupby("build_index", sort=True, dropna=False):
-        index = _int(build_index)
+    for index, rows, extent in build_extents(tensors, internals):
         internal, line = internals.get(index, (None, None))
-        rows = rows.sort_values("line", kind="stable")
-        extent = {str(k): v for k, v in extents.loc[build_index].items()}
-        pools[index] = _pool(index, rows, resident[rows.index], extent, internal, line)
+        pools[index] = FeaturePool(index, rows, tensors, extent, internal, line)
     _CACHE["last"] = (tensors, memory, pools)  # one log at a time: no growth over an audit
     return pools
 
@@ -177,99 +283,126 @@ def feature_builds(frames: Mapping[str, pd.DataFrame]) -> list[int]:
 
 def usable_feature_rows(tensors: pd.DataFrame) -> pd.DataFrame:
     """Feature rows with Start, End and Size known: the rows every pool figure is computed from."""
-    return tensors[
+    return tensors[_usable(tensors)]
+
+
+def _usable(tensors: pd.DataFrame) -> np.ndarray:
+    mask = (
         (tensors["table"] == "feature")
         & tensors["size_bytes"].notna()
         & tensors["start_offset"].notna()
         & tensors["end_offset"].notna()
-    ]
+    )
+    return mask.to_numpy(dtype=bool, na_value=False)
+
+
+@dataclass(frozen=True)
+class _Extent:
+    """Where one build's pool lies (`EXTENT_COLUMNS`, defined in the module docstring)."""
+
+    start_offset: int
+    span_bytes: int
+    sum_bytes: int
+    table_span_bytes: int
+
+
+@dataclass(frozen=True)
+class _Rows:
+    """One build's usable feature rows as plain lists, in the tensors frame's row order."""
+
+    position: list[int]  # row position in the tensors frame
+    order: list[int]  # indexes into these lists, line order (stable)
+    resident: list[bool]
+    name: list[str]  # "" for a missing name
+    start: list[int]
+    end: list[int]
+    size: list[int]
+    line: list[int]
+    op_id: list[int | None]
 
 
 EXTENT_COLUMNS = ("start_offset", "span_bytes", "sum_bytes", "table_span_bytes")
 
 
-def pool_extents(
-    feature: pd.DataFrame, internals: Mapping[int | None, tuple[int | None, int | None]]
-) -> tuple[pd.Series, pd.DataFrame]:
-    """Where the pool of every build lies, in one vectorised pass (no lifetimes, no steps).
+def build_extents(
+    tensors: pd.DataFrame,
+    internals: Mapping[int | None, tuple[int | None, int | None]],
+    with_null_build: bool = True,
+) -> Iterator[tuple[int | None, _Rows, _Extent]]:
+    """Where the pool of every build lies (no lifetimes, no steps): its usable feature rows
+    (`usable_feature_rows`) with the pool-resident flag of each, and `start_offset`, `span_bytes`,
+    `sum_bytes` and `table_span_bytes` (max(End) - min(Start) over every row, rows outside the pool
+    too); the module docstring defines them. Builds ascending, rows outside any build last (left out
+    with `with_null_build=False`). `logscope.analysis.derived` fills the memory frame from this at
+    parse time and `feature_pools` builds each `FeaturePool` on it: one definition.
 
-    Returns the pool-resident flag of each usable feature row (`usable_feature_rows`) and, per build
-    index (null included), `start_offset`, `span_bytes`, `sum_bytes` and `table_span_bytes`
-    (max(End) - min(Start) over every row, rows outside the pool too); the module docstring defines
-    them. `logscope.analysis.derived` fills the memory frame from this at parse time and
-    `feature_pools` builds each `FeaturePool` on it: one definition.
+    The columns are read once into numpy arrays and plain lists; a log with hundreds of builds pays
+    no pandas call per build. The resident test is computed in float64, as the figures always were.
     """
-    builds = feature["build_index"]
-    by_index = {k: v for k, (v, _) in internals.items() if k is not None and v is not None}
-    internal = builds.map(by_index).astype("float64")
-    if internals.get(None, (None, None))[0] is not None:
-        internal = internal.where(builds.notna(), float(internals[None][0] or 0))
-    groups = feature.groupby("build_index", dropna=False, sort=True)
-    max_end = groups["end_offset"].transform("max").astype("float64")
-    min_start = groups["start_offset"].transform("min").astype("float64")
-    start = feature["start_offset"].astype("float64")
-    cut = internal.notna() & (max_end - min_start > internal)
-    resident = ~cut | (start >= max_end - internal)
-    # A build that would keep no row keeps them all (and its span does not match the total).
-    kept = resident.groupby(builds, dropna=False).transform("any").astype(bool)
-    resident = (resident | ~kept).astype(bool)
-    rows = feature[resident]
-    # One tensor is one name at one address (listed once per consumer): counted once.
-    unique = rows.assign(name=rows["name"].fillna("")).drop_duplicates(
-        ["build_index", "name", "start_offset", "end_offset"]
-    )
-    table = groups.agg(start=("start_offset", "min"), end=("end_offset", "max"))
-    pool_start = rows.groupby("build_index", dropna=False, sort=True)["start_offset"].min()
-    sums = unique.groupby("build_index", dropna=False, sort=True)["size_bytes"].sum()
-    extents = pd.DataFrame(
-        {
-            "start_offset": pool_start,
-            "span_bytes": table["end"] - pool_start,
-            "sum_bytes": sums,
-            "table_span_bytes": table["end"] - table["start"],
-        }
-    )
-    return resident, extents
+    positions = np.flatnonzero(_usable(tensors))
+    if not len(positions):
+        return
+    builds = tensors["build_index"].to_numpy(dtype="float64", na_value=np.nan)[positions]
+    null = np.isnan(builds)
+    if not with_null_build:
+        positions, builds, null = positions[~null], builds[~null], null[~null]
+        if not len(positions):
+            return
 
+    def column(name: str) -> np.ndarray:
+        return tensors[name].to_numpy(dtype="int64", na_value=0)[positions]
 
-def _pool(
-    build_index: int | None,
-    feature: pd.DataFrame,
-    resident: pd.Series,
-    extent: Mapping[str, Any],
-    internal: int | None,
-    internal_line: int | None,
-) -> FeaturePool:
-    rows, outside = feature[resident], feature[~resident]
-    start, span = int(extent["start_offset"]), int(extent["span_bytes"])
-    tensors = _tensors(rows)
-    steps = _steps(tensors, start)
-    bound = _bound(tensors, steps)
-    occupied_peak: tuple[int | None, int | None] = (None, None)
-    if len(steps):
-        position = int(steps["occupied_bytes"].to_numpy().argmax())
-        occupied_peak = (int(steps["occupied_bytes"].iloc[position]), int(steps["step"].iloc[position]))
-    return FeaturePool(
-        build_index=build_index,
-        rows=rows,
-        outside=outside,
-        tensors=tensors,
-        outside_tensors=_tensors(outside),
-        start_offset=start,
-        span_bytes=span,
-        sum_bytes=int(extent["sum_bytes"]),
-        internal_bytes=internal,
-        internal_line=internal_line,
-        matches_total=None if internal is None else span == internal,
-        steps=steps,
-        lower_bound_bytes=bound[0],
-        lower_bound_step=bound[1],
-        lower_bound_tensors=bound[2],
-        lower_bound_lines=bound[3],
-        lower_bound_ops=bound[4],
-        occupied_peak_bytes=occupied_peak[0],
-        occupied_peak_step=occupied_peak[1],
-    )
+    start, end, size, line = (column(c) for c in ("start_offset", "end_offset", "size_bytes", "line"))
+    op_known = tensors["op_id"].notna().to_numpy(dtype=bool)[positions]
+    op_id = column("op_id")
+    names = tensors["name"].to_numpy(dtype=object, na_value="")[positions]
+    # Builds ascending, the null build last; the frame's row order inside a build.
+    keys = np.where(null, np.inf, builds)
+    order = np.argsort(keys, kind="stable")
+    bounds = np.flatnonzero(np.diff(keys[order])) + 1
+    for group in np.split(order, bounds):
+        key = keys[group[0]]
+        index = None if key == np.inf else int(key)
+        internal = internals.get(index, (None, None))[0]
+        g_start, g_end = start[group], end[group]
+        max_end, min_start = g_end.max(), g_start.min()
+        if internal is not None and float(max_end) - float(min_start) > float(internal):
+            resident = g_start.astype("float64") >= float(max_end) - float(internal)
+            if not resident.any():  # a build that would keep no row keeps them all
+                resident[:] = True
+        else:
+            resident = np.ones(len(group), dtype=bool)
+        r_start = g_start[resident]
+        pool_start = r_start.min()
+        g_names = names[group].tolist()
+        g_size = size[group]
+        # One tensor is one name at one address (listed once per consumer): counted once.
+        seen: set[tuple[str, int, int]] = set()
+        unique: list[int] = []
+        for i, key3 in enumerate(zip(g_names, g_start.tolist(), g_end.tolist(), strict=True)):
+            if resident[i] and key3 not in seen:
+                seen.add(key3)
+                unique.append(i)
+        extent = _Extent(
+            start_offset=int(pool_start),
+            span_bytes=int(max_end - pool_start),
+            sum_bytes=int(g_size[unique].sum()),
+            table_span_bytes=int(max_end - min_start),
+        )
+        g_line = line[group]
+        known = op_known[group].tolist()
+        rows = _Rows(
+            position=positions[group].tolist(),
+            order=np.argsort(g_line, kind="stable").tolist(),
+            resident=resident.tolist(),
+            name=[str(n) for n in g_names],
+            start=g_start.tolist(),
+            end=g_end.tolist(),
+            size=g_size.tolist(),
+            line=g_line.tolist(),
+            op_id=[op if k else None for op, k in zip(op_id[group].tolist(), known, strict=True)],
+        )
+        yield index, rows, extent
 
 
 def printed_internals(memory: pd.DataFrame | None) -> dict[int | None, tuple[int | None, int | None]]:
@@ -307,26 +440,59 @@ def _tensors(rows: pd.DataFrame) -> pd.DataFrame:
     return out.sort_values("line", kind="stable").reset_index(drop=True)
 
 
-def _timed(tensors: pd.DataFrame) -> pd.DataFrame:
-    """The rows the per-step sweep places: an op id over `MAX_OP_INDEX` (a spliced or cut line) would
-    make the sweep run, and allocate, one step per id up to it, so such a row counts as untimed."""
-    known = tensors["op_first"].notna() & tensors["op_last"].notna()
-    return tensors[known & (tensors["op_last"] <= MAX_OP_INDEX) & (tensors["op_first"] >= -1)]
+@dataclass(frozen=True)
+class _Tensor:
+    """One resident tensor of `_tensors` as plain values: what the step sweep and the bound read."""
+
+    name: str
+    start: int
+    end: int
+    line: int  # its first row's line
+    ops: tuple[int, ...]
+    lines: tuple[int, ...]
 
 
-def _steps(tensors: pd.DataFrame, pool_start: int) -> pd.DataFrame:
-    """The per-step frame: a sweep over steps that keeps the live set (see the module docstring)."""
+def _tensor_lists(rows: _Rows, members: list[int]) -> list[_Tensor]:
+    """`_tensors` of the rows `members` (line order) as `_Tensor`s, in the frame's (line) order."""
+    groups: dict[tuple[str, int, int], list[int]] = {}
+    for i in members:
+        groups.setdefault((rows.name[i], rows.start[i], rows.end[i]), []).append(i)
+    out = [
+        _Tensor(
+            name=name,
+            start=start,
+            end=end,
+            line=rows.line[m[0]],
+            ops=tuple(sorted({op for i in m if (op := rows.op_id[i]) is not None})),
+            lines=tuple(rows.line[i] for i in m),
+        )
+        for (name, start, end), m in groups.items()
+    ]
+    # The first rows are in line order already; the frame's stable sort by line keeps this order.
+    return out
+
+
+def _timed(tensors: list[_Tensor]) -> list[_Tensor]:
+    """The tensors the per-step sweep places: an op id over `MAX_OP_INDEX` (a spliced or cut line) would
+    make the sweep run, and allocate, one step per id up to it, so such a tensor counts as untimed
+    (as one without a consumer ID). A tensor lives from op_first = min(ops) - 1 to op_last = max(ops)."""
+    return [t for t in tensors if t.ops and t.ops[-1] <= MAX_OP_INDEX and t.ops[0] - 1 >= -1]
+
+
+def _step_lists(tensors: list[_Tensor], pool_start: int) -> dict[str, list[int]]:
+    """The per-step columns: a sweep over steps that keeps the live set (see the module docstring)."""
+    columns: dict[str, list[int]] = {c: [] for c in _STEP_COLUMNS}
     timed = _timed(tensors)
-    if timed.empty:
-        return pd.DataFrame({c: pd.array([], dtype="Int64") for c in _STEP_COLUMNS})
-    first = [int(v) for v in timed["op_first"]]
-    last = [int(v) for v in timed["op_last"]]
-    start = [int(v) - pool_start for v in timed["start_offset"]]
-    end = [int(v) - pool_start for v in timed["end_offset"]]
+    if not timed:
+        return columns
+    first = [t.ops[0] - 1 for t in timed]
+    last = [t.ops[-1] for t in timed]
+    start = [t.start - pool_start for t in timed]
+    end = [t.end - pool_start for t in timed]
     names = _name_keys(timed)
+    ordered = all(e >= s for s, e in zip(start, end, strict=True))
     lo, hi = min(first), max(last)
     order = sorted(range(len(first)), key=lambda i: (first[i], i))
-    columns: dict[str, list[int]] = {c: [] for c in _STEP_COLUMNS}
     active: list[int] = []
     cursor = 0
     for step in range(lo, hi + 1):
@@ -334,45 +500,66 @@ def _steps(tensors: pd.DataFrame, pool_start: int) -> pd.DataFrame:
             active.append(order[cursor])
             cursor += 1
         active = [i for i in active if last[i] >= step]
-        occupied, high = _union(active, start, end)
+        occupied, high, bound = _step_figures(active, start, end, names, ordered)
         columns["step"].append(step)
         columns["occupied_bytes"].append(occupied)
-        columns["lower_bound_bytes"].append(_disjoint_max(active, start, end, names)[0])
+        columns["lower_bound_bytes"].append(bound)
         columns["high_water_bytes"].append(high)
         columns["tensors"].append(len(active))
-    return pd.DataFrame({c: pd.array(v, dtype="Int64") for c, v in columns.items()})
+    return columns
+
+
+def _step_figures(
+    active: list[int], start: list[int], end: list[int], names: list[str], ordered: bool
+) -> tuple[int, int, int]:
+    """(occupied, high-water, lower bound) of one step: `_union` and `_disjoint_max` in one pass over
+    the live ranges when every range has End >= Start, its names are distinct and the ranges pairwise
+    disjoint (every real fixture: then the union and the bound are both the plain sum)."""
+    if not active:
+        return 0, 0, 0
+    if ordered and len({names[i] for i in active}) == len(active):
+        total, reach, high = 0, None, None
+        disjoint = True
+        for i in sorted(active, key=lambda i: (start[i], end[i])):
+            s, e = start[i], end[i]
+            if reach is None or s >= reach:
+                total += e - s
+                reach = e
+            else:
+                disjoint = False
+                if e > reach:
+                    total += e - reach
+                    reach = e
+            high = e if high is None or e > high else high
+        if disjoint:
+            return total, int(high or 0), total
+    occupied, high = _union(active, start, end)
+    return occupied, high, _disjoint_max(active, start, end, names)[0]
 
 
 def _bound(
-    tensors: pd.DataFrame, steps: pd.DataFrame
+    tensors: list[_Tensor], steps: Mapping[str, list[int]]
 ) -> tuple[int | None, int | None, tuple[str, ...], tuple[int, ...], tuple[int, ...]]:
     """(bytes, step, names, row lines, consuming ops) of the largest per-step lower bound."""
-    if steps.empty:
+    if not steps["step"]:
         return None, None, (), (), ()
-    position = int(steps["lower_bound_bytes"].to_numpy().argmax())
-    step = int(steps["step"].iloc[position])
+    bounds = steps["lower_bound_bytes"]
+    step = steps["step"][bounds.index(max(bounds))]
     timed = _timed(tensors)
-    first = [int(v) for v in timed["op_first"]]
-    last = [int(v) for v in timed["op_last"]]
-    live = [i for i in range(len(timed)) if first[i] <= step <= last[i]]
-    start = [int(v) for v in timed["start_offset"]]
-    end = [int(v) for v in timed["end_offset"]]
+    live = [i for i, t in enumerate(timed) if t.ops[0] - 1 <= step <= t.ops[-1]]
+    start = [t.start for t in timed]
+    end = [t.end for t in timed]
     total, chosen = _disjoint_max(live, start, end, _name_keys(timed))
-    row_line, row_name = list(timed["line"]), list(timed["name"])
-    row_lines, row_ops = list(timed["lines"]), list(timed["ops"])
-    chosen = sorted(chosen, key=lambda i: int(row_line[i]))
-    names = tuple(str(row_name[i]) for i in chosen)
-    lines = tuple(sorted({line for i in chosen for line in row_lines[i]}))
-    ops = tuple(sorted({op for i in chosen for op in row_ops[i]}))
+    chosen = sorted(chosen, key=lambda i: timed[i].line)
+    names = tuple(timed[i].name for i in chosen)
+    lines = tuple(sorted({line for i in chosen for line in timed[i].lines}))
+    ops = tuple(sorted({op for i in chosen for op in timed[i].ops}))
     return total, step, names, lines, ops
 
 
-def _name_keys(tensors: pd.DataFrame) -> list[str]:
+def _name_keys(tensors: list[_Tensor]) -> list[str]:
     """The identity of a tensor across addresses: its name; an unnamed row is its own tensor."""
-    return [
-        str(name) if name else f"\0line {int(line)}"
-        for name, line in zip(tensors["name"], tensors["line"], strict=True)
-    ]
+    return [t.name if t.name else f"\0line {t.line}" for t in tensors]
 
 
 def _union(active: list[int], start: list[int], end: list[int]) -> tuple[int, int]:

@@ -23,17 +23,27 @@ KiB = 1024
 plain = plain_value  # one definition, in logscope.frames
 
 
+# The `type(...) is` tests return the cells `tolist()` and `itertuples()` give most often as they are
+# (what `plain` then `int`/`str` would return for them too): rules call these per row.
+
+
 def as_int(value: Any) -> int | None:
+    if type(value) is int:
+        return value
     value = plain(value)
     return None if value is None else int(value)
 
 
 def as_float(value: Any) -> float | None:
+    if type(value) is float and value == value:  # NaN is missing
+        return value
     value = plain(value)
     return None if value is None else float(value)
 
 
 def as_str(value: Any) -> str | None:
+    if type(value) is str:
+        return value
     value = plain(value)
     return None if value is None else str(value)
 
@@ -70,17 +80,61 @@ def build_indices(*frames: pd.DataFrame) -> list[int | None]:
 
 
 def rows_of_build(frame: pd.DataFrame, build_index: int | None) -> pd.DataFrame:
-    if build_index is None:
-        return frame[frame["build_index"].isna()]
-    return frame[frame["build_index"] == build_index]
+    """`frame`'s rows of `build_index` (None: rows outside any build), in frame order.
+
+    Rules ask this once per build; a log with hundreds of builds would filter the whole frame each
+    time, so the frame is split by build once and the split kept while the same frame object is asked
+    for (the last few frames only: no growth over an audit).
+    """
+    split = _split(frame)
+    rows = split.get(build_index)
+    return frame.iloc[0:0] if rows is None else rows
+
+
+_SPLITS: list[tuple[pd.DataFrame, dict[int | None, pd.DataFrame]]] = []
+
+
+def _split(frame: pd.DataFrame) -> dict[int | None, pd.DataFrame]:
+    for cached, split in _SPLITS:
+        if cached is frame:
+            return split
+    split = {}
+    if len(frame):
+        for key, rows in frame.groupby("build_index", sort=False, dropna=False):
+            split[as_int(key)] = rows
+    _SPLITS.insert(0, (frame, split))
+    del _SPLITS[8:]
+    return split
 
 
 def messages_in(log: ParsedLog, categories: Iterable[str]) -> pd.DataFrame:
-    """The `messages` rows whose category is one of `categories`, in line order."""
+    """The `messages` rows whose category is one of `categories`, in line order.
+
+    A dozen rules ask this of one log, most for categories it does not have: the rows of each category
+    are listed once per `messages` frame (the last few frames are kept), so a question costs a lookup.
+    """
     messages = log.frames["messages"]
-    wanted = set(categories)
-    mask = messages["category"].isin(wanted).fillna(False).astype(bool)
-    return messages[mask].sort_values("line")
+    by_category = _categories(messages)
+    positions = sorted(p for c in set(categories) for p in by_category.get(c, ()))
+    if not positions:
+        return messages.iloc[0:0]
+    return messages.iloc[positions].sort_values("line")
+
+
+_CATEGORIES: list[tuple[pd.DataFrame, dict[str, list[int]]]] = []
+
+
+def _categories(messages: pd.DataFrame) -> dict[str, list[int]]:
+    for cached, known in _CATEGORIES:
+        if cached is messages:
+            return known
+    index: dict[str, list[int]] = {}
+    for position, category in enumerate(messages["category"].tolist()):
+        if type(category) is str:
+            index.setdefault(category, []).append(position)
+    _CATEGORIES.insert(0, (messages, index))
+    del _CATEGORIES[4:]
+    return index
 
 
 def first_line(text: Any) -> str:
@@ -99,7 +153,7 @@ def grouped(frame: pd.DataFrame) -> Iterator[tuple[int | None, pd.DataFrame]]:
     """(build_index, rows) per build, in build order; rows outside any build come last."""
     if frame.empty:
         return
-    groups = {as_int(k): rows for k, rows in frame.groupby("build_index", sort=False, dropna=False)}
+    groups = _split(frame)  # the split `rows_of_build` keeps: several rules group the same frame
     for build_index in sorted(groups, key=lambda v: (v is None, v or 0)):
         yield build_index, groups[build_index]
 

@@ -360,6 +360,22 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
     if len(raw) > MAX_CONFIG_BYTES:
         raise ConfigError(f"{path}: larger than {MAX_CONFIG_BYTES} bytes, not a logscope configuration")
+    parsed = _PARSED.get(raw)
+    if parsed is not None:  # the same bytes parse to the same tables (callers only read them)
+        return parsed
+    parsed = _parse_toml(path, raw)
+    if len(_PARSED) >= 16:
+        _PARSED.clear()
+    _PARSED[raw] = parsed
+    return parsed
+
+
+# An audit resolves the configuration once per folder of logs: each walks up to the same
+# pyproject.toml, read every time (a file may change) but parsed once per content.
+_PARSED: dict[bytes, dict[str, Any]] = {}
+
+
+def _parse_toml(path: Path, raw: bytes) -> dict[str, Any]:
     if raw.startswith((b"\xff\xfe", b"\xfe\xff")) or (len(raw) > 1 and b"\x00" in raw[:2]):
         raise ConfigError(f"{path}: UTF-16 text; TOML files are UTF-8 (save it as UTF-8)")
     try:

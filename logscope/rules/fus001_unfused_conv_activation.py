@@ -36,7 +36,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from logscope.model import ParsedLog
-from logscope.rules._common import as_int, as_str, grouped, parse_shape
+from logscope.rules._common import as_int, as_str, parse_shape
 from logscope.rules.finding import Finding, Severity
 
 CODE = "FUS001"
@@ -83,15 +83,29 @@ def _first_input(shapes: str | None) -> tuple[int, ...] | None:
 
 def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
     tables = [log.frames[n] for n in ("layers", "perf") if n in log.frames and len(log.frames[n])]
-    for build_index, layers in ((b, rows) for table in tables for b, rows in grouped(table)):
-        ordered = layers.sort_values("line")
-        kinds = ordered["op_type"].fillna("").str.lower()
-        candidates = (kinds.isin(CONVOLUTIONS) & kinds.shift(-1).isin(FOLLOWERS)).to_numpy()
-        if not candidates.any():
+    for table in tables:
+        # Every build at once: rows by build (rows outside any build last), then line; a candidate is
+        # a convolution whose next row in the same build is a follower.
+        builds = [as_int(v) for v in table["build_index"].tolist()]
+        lines = table["line"].to_numpy(dtype="int64", na_value=0).tolist()
+        order = sorted(range(len(builds)), key=lambda i: (builds[i] is None, builds[i] or 0, lines[i]))
+        kinds = [str(k).lower() for k in table["op_type"].fillna("").tolist()]
+        candidates = [
+            p
+            for p in range(len(order) - 1)
+            if kinds[order[p]] in CONVOLUTIONS
+            and kinds[order[p + 1]] in FOLLOWERS
+            and builds[order[p]] == builds[order[p + 1]]
+        ]
+        if not candidates:
             continue
-        rows = list(ordered.itertuples(index=False))
-        for position in candidates.nonzero()[0]:
+        # Only the candidate rows and their successors as tuples: a build has hundreds of layers.
+        wanted = sorted({p + d for p in candidates for d in (0, 1)})
+        picked = table.iloc[[order[p] for p in wanted]].itertuples(index=False)
+        rows = dict(zip(wanted, picked, strict=True))
+        for position in candidates:
             conv, nxt = rows[position], rows[position + 1]
+            build_index = builds[order[position]]
             out = parse_shape(conv.output_shape)
             if out is None or out != _first_input(as_str(nxt.input_shapes)):
                 continue

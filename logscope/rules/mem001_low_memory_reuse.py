@@ -92,9 +92,9 @@ def _level(rate: float, options: Options, reachable: float | None) -> Severity |
 
 def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
     for build_index, memory in grouped(log.frames["memory"]):
-        printed = memory[memory["reuse_rate"].notna()]
-        if len(printed):
-            row = printed.iloc[0]
+        printed = memory["reuse_rate"].notna().to_numpy(dtype=bool)
+        if printed.any():
+            row = memory.iloc[int(printed.argmax())]  # the first row with a printed rate
             rate = float(row["reuse_rate"])
             level = _level(rate, options, None)
             if level is not None:
@@ -129,7 +129,7 @@ def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
         message = (
             f"feature-map reuse {pct(rate)} is below {pct(threshold, 0)}: the pool spans "
             f"{fmt_bytes(pool.span_bytes)} for {fmt_bytes(pool.sum_bytes)} of tensors "
-            f"({len(pool.rows)} rows, lines {pool.first_line}-{pool.last_line})"
+            f"({pool.row_count} rows, lines {pool.first_line}-{pool.last_line})"
         )
         if reachable is not None and pool.lower_bound_bytes is not None:
             message += (
@@ -142,11 +142,11 @@ def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
             "reuse_source": "computed",
             "pool_span_bytes": pool.span_bytes,
             "tensor_sum_bytes": pool.sum_bytes,
-            "tensor_rows": len(pool.rows),
+            "tensor_rows": pool.row_count,
             "table_lines": [pool.first_line, pool.last_line],
             "internal_bytes": pool.internal_bytes,
             "internal_line": pool.internal_line,
-            "rows_outside_pool_lines": [int(v) for v in pool.outside["line"]],
+            "rows_outside_pool_lines": list(pool.outside_lines),
             "lower_bound_bytes": pool.lower_bound_bytes,
             "lower_bound_step": pool.lower_bound_step,
             "lower_bound_ops": list(pool.lower_bound_ops) or None,

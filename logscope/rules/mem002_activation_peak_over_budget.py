@@ -72,12 +72,16 @@ HINT = "reduce the input size, split the model, or reorder wide layers so fewer 
 def _activation(log: ParsedLog, build_index: int | None) -> tuple[int | None, int | None, str | None, str]:
     """(bytes, line, peak layer, source) of the build's printed activation figure."""
     memory = rows_of_build(log.frames["memory"], build_index)
-    for row in memory.itertuples(index=False):
-        value = as_int(row.activation_bytes)
+    # The five columns read, not a tuple of the memory frame's ~45 columns per row.
+    columns = ("activation_bytes", "internal_bytes", "activation_line", "peak_layer", "source")
+    for activation, internal, line, peak_layer, source in zip(
+        *(list(memory[c]) for c in columns), strict=True
+    ):
+        value = as_int(activation)
         if value is None:
-            value = as_int(row.internal_bytes)
+            value = as_int(internal)
         if value is not None:
-            return value, as_int(row.activation_line), as_str(row.peak_layer), str(row.source)
+            return value, as_int(line), as_str(peak_layer), str(source)
     return None, None, None, ""
 
 

@@ -53,7 +53,20 @@ OPTIONS = Options
 
 
 def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
-    for row in log.frames["memory"].itertuples(index=False):
+    # The columns read, not a tuple of all ~45 memory columns per row.
+    memory = log.frames["memory"]
+    for row in memory[
+        [
+            "activation_bytes",
+            "build_index",
+            "scratch_bytes",
+            "scratch_line",
+            "source",
+            "total_bytes",
+            "total_line",
+            "weight_bytes",
+        ]
+    ].itertuples(index=False):
         scratch = as_int(row.scratch_bytes)
         if scratch is None:
             continue

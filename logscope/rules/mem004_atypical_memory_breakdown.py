@@ -73,7 +73,25 @@ OPTIONS = Options
 
 
 def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
-    for row in log.frames["memory"].itertuples(index=False):
+    # The columns read, not a tuple of all ~45 memory columns per row.
+    memory = log.frames["memory"]
+    for row in memory[
+        [
+            "activation_bytes",
+            "activation_line",
+            "build_index",
+            "internal_bytes",
+            "internal_line",
+            "other_bytes",
+            "scratch_bytes",
+            "scratch_line",
+            "source",
+            "total_bytes",
+            "total_line",
+            "weight_bytes",
+            "weight_line",
+        ]
+    ].itertuples(index=False):
         weight = as_int(row.weight_bytes)
         activation = as_int(row.activation_bytes)
         if activation is None:

@@ -99,8 +99,20 @@ class _Layer:
 
 def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
     layers = _concat_layers(log.frames.get("layers"))
+    # Which builds have a Concat at all, from whole-frame columns: most have none, and their rows are
+    # then never turned into a frame (`FeaturePool.rows` is built on first use).
+    tensors = log.frames["tensors"]
+    concat_user = tensors["user_op"].str.startswith("Concat").fillna(False).to_numpy(dtype=bool)
+    op_ids = tensors["op_id"].to_numpy(dtype="int64", na_value=-1)
     for build_index, pool in feature_pools(log).items():
-        yield from _check_build(pool, layers.get(build_index, {}), options)
+        build_layers = layers.get(build_index, {})
+        positions = pool.row_positions
+        ids = {int(v) for v in op_ids[positions]}
+        if not ({int(v) for v in op_ids[positions][concat_user[positions]]} | (set(build_layers) & ids)) - {
+            -1
+        }:
+            continue
+        yield from _check_build(pool, build_layers, options)
 
 
 def _norm(text: Any) -> str | None:

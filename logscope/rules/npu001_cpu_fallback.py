@@ -76,20 +76,25 @@ def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
     yield from _ranking_cpu_time(log, options)
     unsupported = messages_in(log, ["unsupported-op"])
     tables = [log.frames[n] for n in ("layers", "perf") if n in log.frames and len(log.frames[n])]
+    # Only tables with a layer on the CPU are split by build (the test below, on the whole table).
+    tables = [t for t in tables if (t["target"] == "CPU").fillna(False).astype(bool).any()]
     for build_index, layers in ((b, rows) for table in tables for b, rows in grouped(table)):
         ordered = layers.sort_values("line")
         is_compute = ~ordered["op_type"].isin(IO_OPS).fillna(False).astype(bool)
         if not (is_compute & (ordered["target"] == "CPU").fillna(False).astype(bool)).any():
             continue
-        compute = list(ordered[is_compute].itertuples(index=False))
-        targets = [as_str(r.target) for r in compute]
+        compute_rows = ordered[is_compute]
+        targets = [t if type(t) is str else as_str(t) for t in compute_rows["target"].tolist()]
+        # Row tuples only for the CPU layers: a build has hundreds of layers, a few on the CPU.
+        on_cpu = [i for i, t in enumerate(targets) if t == "CPU"]
+        compute = dict(zip(on_cpu, compute_rows.iloc[on_cpu].itertuples(index=False), strict=True))
         messages = rows_of_build(unsupported, build_index)
         named: dict[str, tuple[int, str]] = {}
         for msg in messages.itertuples(index=False):
             match = _NODE.search(str(msg.message))
             if match:
                 named[match.group(1).rstrip(",")] = (as_int(msg.line) or 0, first_line(msg.message))
-        cpu = [r for r in compute if as_str(r.target) == "CPU"]
+        cpu = list(compute.values())
         if not cpu:
             continue
         if all(t == "CPU" for t in targets):
@@ -126,11 +131,9 @@ def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
         npu = [t == "NPU" for t in targets]
         seen_before: list[bool] = list(accumulate(npu, lambda a, b: a or b))
         seen_after: list[bool] = list(accumulate(reversed(npu), lambda a, b: a or b))[::-1]
-        for index, row in enumerate(compute):
-            if as_str(row.target) != "CPU":
-                continue
+        for index, row in compute.items():
             before = index > 0 and seen_before[index - 1]
-            after = index + 1 < len(compute) and seen_after[index + 1]
+            after = index + 1 < len(targets) and seen_after[index + 1]
             full_name = as_str(row.full_name) or ""
             reported = next((v for k, v in named.items() if k and k in full_name), None)
             if not (before and after) and reported is None:

@@ -80,6 +80,8 @@ def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
 
 
 def _check_table(log: ParsedLog, table: Any, options: Options) -> Iterator[Finding]:
+    if not (table["time_us"].notna() & (table["time_us"] > 0)).any():
+        return  # no timed layer in any build: nothing to split by build
     for build_index, layers in grouped(table):
         timed = layers[layers["time_us"].notna() & (layers["time_us"] > 0)]
         if timed.empty:

@@ -56,11 +56,15 @@ def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
     warnings = messages_in(log, ["quant-outliers"])
     for build_index, rows in grouped(log.frames["outliers"]):
         consts = []
-        for row in rows.sort_values("line").itertuples(index=False):
-            mean, std, value = as_float(row.abs_mean), as_float(row.abs_std), as_float(row.outlier_value)
+        ordered = rows.sort_values("line")
+        columns = ("const_name", "abs_mean", "abs_std", "outlier_value", "line")
+        for const_name, abs_mean, abs_std, outlier_value, line in zip(
+            *(list(ordered[c]) for c in columns), strict=True
+        ):
+            mean, std, value = as_float(abs_mean), as_float(abs_std), as_float(outlier_value)
             entry: dict[str, Any] = {
-                "const": as_str(row.const_name),
-                "line": as_int(row.line),
+                "const": as_str(const_name),
+                "line": as_int(line),
                 "abs_mean": mean,
                 "abs_std": std,
                 "outlier_value": value,

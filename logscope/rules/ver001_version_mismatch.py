@@ -112,12 +112,18 @@ def versions_of(log: ParsedLog, blocks: set[str] | None = None) -> dict[str, tup
     build's board-side columns are added to `blocks`: their line is the version block's first line."""
     blocks = set() if blocks is None else blocks
     found: dict[str, tuple[str, int | None]] = {}
-    for row in log.frames["messages"].sort_values("line").itertuples(index=False):
-        text = str(row.message)
-        for role, pattern in PATTERNS.items():
+    messages = log.frames["messages"].sort_values("line")
+    # Two columns, not a tuple of every column per message; a role found is not searched for again.
+    missing = dict(PATTERNS)
+    for message, line in zip(list(messages["message"]), list(messages["line"]), strict=True):
+        if not missing:
+            break
+        text = str(message)
+        for role, pattern in list(missing.items()):
             match = pattern.search(text)
-            if match and role not in found:
-                found[role] = (match.group(1), as_int(row.line) or 0)
+            if match:
+                found[role] = (match.group(1), as_int(line) or 0)
+                del missing[role]
     builds = log.frames["builds"]
     for build in builds.to_dict("records"):
         version = as_str(build.get("toolkit_version"))
