@@ -353,6 +353,26 @@ def _channel_block(graph: RefGraph, step: FusedStep, profile: SizeProfile, elt: 
     return c2
 
 
+def _dw_spare_blocks(
+    graph: RefGraph, step: FusedStep, profile: SizeProfile, options: RknnOptions, block: int, channels: int
+) -> int:
+    """C1 blocks the compiler adds to a split depthwise conv's output (rknn_profiles: `dw_split_input_bytes`).
+
+    A depthwise conv whose input is larger than the target's threshold, and whose output spans more
+    than one depthwise block, is stored with one conv block of channels more."""
+    limit = profile.dw_split_input_bytes
+    if limit is None or channels <= block:
+        return 0
+    dw = next((i for i in step.ops if _is_depthwise(graph, i)), None)
+    if dw is None:
+        return 0
+    source = graph.tensors[graph.ops[dw].inputs[0]]
+    if (source.numel or 0) * _element_bytes(source, options) <= limit:
+        return 0
+    elt, c2 = options.element_bytes, options.c2
+    return max(profile.conv_bytes // elt, c2) // c2
+
+
 def _plane(shape: tuple[int, ...], plane_align: int) -> int:
     plane = shape[2] * shape[3]
     return align_up(plane, plane_align) if plane > 1 else plane
@@ -425,6 +445,8 @@ def emulate_rknn(graph: RefGraph, chains: Sequence[FusionChain], options: RknnOp
             if profile is not None and c1 is None and t.shape and len(t.shape) == 4:
                 block = _channel_block(graph, s, profile, elt, c2)
                 c1 = -(-t.shape[1] // block) * block // c2 if block % c2 == 0 else None
+                if c1 is not None:
+                    c1 += _dw_spare_blocks(graph, s, profile, options, block, c1 * c2)
                 native, count = native_layout(
                     t.shape, c2, c1_override=c1, hw_align=max(hw_align, profile.plane_align)
                 )

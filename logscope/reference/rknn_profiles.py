@@ -12,6 +12,10 @@ A rank-4 NCHW tensor of C channels is stored as N x C' x plane x element bytes w
   the NC1HWC2 channel block C2 for any other op. The alignments are in bytes: the same byte count
   holds for int8 and fp16 on every target measured (rk3588 int8: 32 channels; fp16: 16 channels).
 - plane is H x W rounded up to `plane_align` elements when H x W > 1 (7x7 = 49 -> 52).
+- A depthwise convolution whose input feature map is larger than `dw_split_input_bytes` (and whose
+  output spans more than one depthwise block) stores its output with one conv block of channels more
+  (`conv_bytes`): the compiler splits such a convolution, and the split output carries a spare block.
+  The threshold is in bytes of the input (C x H x W x element bytes) and is per target.
 - The graph input with at most 4 channels is stored unpadded in channels (NHWC) with its width
   rounded up to `input_width_bytes` bytes per channel row (16: 16 pixels in int8, 8 in fp16).
 """
@@ -19,7 +23,7 @@ A rank-4 NCHW tensor of C channels is stored as N x C' x plane x element bytes w
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 #: The toolkit versions whose build logs the profiles were learned from (2.3.2, 2.5.0: every target) and
 #: checked against (2.2.0, 2.3.0: five targets, the same exact builds). A log of an older toolkit (1.x,
@@ -49,6 +53,9 @@ class SizeProfile:
     plane_align: int
     input_width_bytes: int
     evidence: str
+    #: Depthwise input size (bytes) above which the output gets a spare conv block; None: never seen.
+    dw_split_input_bytes: int | None = None
+    dw_split_evidence: str = ""
 
 
 _RK3588 = SizeProfile(
@@ -63,6 +70,25 @@ _RK3588 = SizeProfile(
         "(1,3,75,75) takes 18,000 B = 75 x 80 x 3"
     ),
 )
+_RK3576 = replace(
+    _RK3588,
+    dw_split_input_bytes=451_584,
+    dw_split_evidence=(
+        "mobilenet_v2 int8: the depthwise conv reading (1,96,112,112) (1,204,224 B) writes 160 channels, "
+        "not 128; the one reading (1,144,56,56) (451,584 B) writes 192; fp16: inputs of 802,816 B and more "
+        "(mobilenet_v1/v2 at 112 and 56) get 16 spare channels (64 -> 80, 144 -> 176), 401,408 B (256 x "
+        "28 x 28) none. Threshold: the largest input without a spare block"
+    ),
+)
+_RV1126B = replace(
+    _RK3588,
+    dw_split_input_bytes=301_056,
+    dw_split_evidence=(
+        "int8: depthwise inputs of 401,408 B and more (128 x 56 x 56, 144 x 56 x 56, 96 x 112 x 112) "
+        "write 32 spare channels (128 -> 160, 144 -> 224), 200,704 B (256 x 28 x 28) none; fp16: 401,408 B "
+        "(256 x 28 x 28) gets 16 (256 -> 272), 301,056 B (192 x 28 x 28) none"
+    ),
+)
 _RV1106 = SizeProfile(
     conv_bytes=16,
     dw_bytes=32,
@@ -72,6 +98,13 @@ _RV1106 = SizeProfile(
         "dw_odd: pointwise outputs with 24/40/72/200 channels stored as 32/48/80/208 (int8, 16-channel "
         "blocks), depthwise outputs with 24/40/72/200 as 32/64/96/224; input (1,3,38,38) 5,472 B = "
         "38 x 48 x 3"
+    ),
+    dw_split_input_bytes=200_704,
+    dw_split_evidence=(
+        "int8 (rv1106, rv1103, rk3562): depthwise inputs of 401,408 B and more (64/96 x 112 x 112, "
+        "128/144 x 56 x 56) write 16 spare channels (64 -> 80, 144 -> 176), 200,704 B (256 x 28 x 28) "
+        "none; rk3562 fp16: 225,792 B (576 x 14 x 14) and more get 8 (576 -> 584, 32 -> 40), 200,704 B "
+        "(512 x 14 x 14) none. A 32-channel output that is one depthwise block gets none"
     ),
 )
 _RK3566 = SizeProfile(
@@ -93,14 +126,19 @@ _RV1106B = SizeProfile(
         "dw_odd, chain_75: every conv and depthwise output rounded to the 8-channel block only (dw_odd's "
         "200-channel 5x5 depthwise output: 5,600 B = 200 x 28); input (1,3,38,38) 5,472 B = 38 x 48 x 3"
     ),
+    dw_split_input_bytes=100_352,
+    dw_split_evidence=(
+        "depthwise inputs of 112,896 B and more (576 x 14 x 14, 192 x 28 x 28, 32 x 112 x 112) write 8 "
+        "spare channels (576 -> 584, 32 -> 40); 100,352 B (512 x 14 x 14) none"
+    ),
 )
 
-#: Per target. rk3576 and rv1126b share RK3588's alignments, rk3562/rv1103 RV1106's, rk3568 RK3566's,
+#: Per target. rk3576 and rv1126b share RK3588's alignments (not its depthwise split), rk3562/rv1103 RV1106's, rk3568 RK3566's,
 #: rv1103b RV1106B's; rk2118 has no profile (its fp16 tables store some tensors 10x their size).
 PROFILES: dict[str, SizeProfile] = {
     "rk3588": _RK3588,
-    "rk3576": _RK3588,
-    "rv1126b": _RK3588,
+    "rk3576": _RK3576,
+    "rv1126b": _RV1126B,
     "rv1106": _RV1106,
     "rv1103": _RV1106,
     "rk3562": _RV1106,
