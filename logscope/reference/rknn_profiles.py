@@ -16,6 +16,8 @@ A rank-4 NCHW tensor of C channels is stored as N x C' x plane x element bytes w
   output spans more than one depthwise block) stores its output with one conv block of channels more
   (`conv_bytes`): the compiler splits such a convolution, and the split output carries a spare block.
   The threshold is in bytes of the input (C x H x W x element bytes) and is per target.
+- In fp16, a convolution fused with SiLU (Conv -> Sigmoid -> Mul, the compiler's `ConvExSwish`) stores
+  `swish_fp16_factor` times its rounded channels (int8 stores them once).
 - The graph input with at most 4 channels is stored unpadded in channels (NHWC) with its width
   rounded up to `input_width_bytes` bytes per channel row (16: 16 pixels in int8, 8 in fp16).
 """
@@ -56,6 +58,9 @@ class SizeProfile:
     #: Depthwise input size (bytes) above which the output gets a spare conv block; None: never seen.
     dw_split_input_bytes: int | None = None
     dw_split_evidence: str = ""
+    #: fp16 only: a conv fused with SiLU (x * sigmoid(x)) stores this many times its rounded channels.
+    swish_fp16_factor: int = 1
+    swish_evidence: str = ""
 
 
 _RK3588 = SizeProfile(
@@ -69,9 +74,19 @@ _RK3588 = SizeProfile(
         "32-channel depthwise output stored as 64 (the published RK3588 SRAM log's C1=4); chain_75 input "
         "(1,3,75,75) takes 18,000 B = 75 x 80 x 3"
     ),
+    swish_fp16_factor=3,
+    swish_evidence=(
+        "yolo_320/yolo_640 fp16, every toolkit: the SiLU conv outputs with 8/16/32/64/128 channels are "
+        "stored as 48/48/96/192/384 (3 x the 16-channel rounding: `Mul5_o0` (1,16,160,160) 2,457,600 B)"
+    ),
 )
 _RK3576 = replace(
     _RK3588,
+    swish_fp16_factor=2,
+    swish_evidence=(
+        "yolo_320/yolo_640 fp16: SiLU conv outputs with 8/16/32/64/128 channels stored as 32/32/64/128/256 "
+        "(2 x the 16-channel rounding: `Mul5_o0` (1,16,160,160) 1,638,400 B)"
+    ),
     dw_split_input_bytes=451_584,
     dw_split_evidence=(
         "mobilenet_v2 int8: the depthwise conv reading (1,96,112,112) (1,204,224 B) writes 160 channels, "
@@ -82,6 +97,8 @@ _RK3576 = replace(
 )
 _RV1126B = replace(
     _RK3588,
+    swish_fp16_factor=2,
+    swish_evidence="yolo_320/yolo_640 fp16 (2.5.0): as rk3576, 2 x the 16-channel rounding",
     dw_split_input_bytes=301_056,
     dw_split_evidence=(
         "int8: depthwise inputs of 401,408 B and more (128 x 56 x 56, 144 x 56 x 56, 96 x 112 x 112) "
@@ -106,6 +123,11 @@ _RV1106 = SizeProfile(
         "none; rk3562 fp16: 225,792 B (576 x 14 x 14) and more get 8 (576 -> 584, 32 -> 40), 200,704 B "
         "(512 x 14 x 14) none. A 32-channel output that is one depthwise block gets none"
     ),
+    swish_fp16_factor=2,
+    swish_evidence=(
+        "rk3562 fp16 (the only fp16 target of this profile): yolo SiLU conv outputs with 8/16/32/64/128 "
+        "channels stored as 16/32/64/128/256 (2 x the 8-channel rounding)"
+    ),
 )
 _RK3566 = SizeProfile(
     conv_bytes=16,
@@ -115,6 +137,11 @@ _RK3566 = SizeProfile(
     evidence=(
         "dw_odd: int8 pointwise outputs with 40/72 channels stored as 48/80 (C2 is 8, yet 16-channel "
         "rounding), depthwise outputs with 40/72 as 64/96; input (1,3,38,38) 4,560 B = 38 x 40 x 3"
+    ),
+    swish_fp16_factor=3,
+    swish_evidence=(
+        "yolo_320/yolo_640 fp16 (rk3566, rk3568): SiLU conv outputs with 8/16/32/64/128 channels stored as "
+        "24/48/96/192/384 (3 x the 8-channel rounding)"
     ),
 )
 _RV1106B = SizeProfile(
