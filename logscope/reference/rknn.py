@@ -373,10 +373,16 @@ def _dw_spare_blocks(
     return max(profile.conv_bytes // elt, c2) // c2
 
 
-def _swish_factor(step: FusedStep, profile: SizeProfile, options: RknnOptions) -> int:
-    """How many times a conv fused with SiLU stores its rounded channels (rknn_profiles: fp16 only)."""
-    if step.op_type.endswith("Swish") and rknn_dtype(options.dtype) == "fp16":
-        return profile.swish_fp16_factor
+def _channel_factor(graph: RefGraph, step: FusedStep, profile: SizeProfile, options: RknnOptions) -> int:
+    """How many times an op's output stores its rounded channels (rknn_profiles): ConvTranspose on some
+    targets, and in fp16 a conv fused with SiLU or with Sigmoid."""
+    if any(graph.ops[i].op_type == "ConvTranspose" for i in step.ops):
+        return profile.deconv_factor
+    if rknn_dtype(options.dtype) == "fp16":
+        if step.op_type.endswith("Swish"):
+            return profile.swish_fp16_factor
+        if step.op_type == "ConvSigmoid":
+            return profile.sigmoid_fp16_factor
     return 1
 
 
@@ -454,7 +460,7 @@ def emulate_rknn(graph: RefGraph, chains: Sequence[FusionChain], options: RknnOp
                 c1 = -(-t.shape[1] // block) * block // c2 if block % c2 == 0 else None
                 if c1 is not None:
                     c1 += _dw_spare_blocks(graph, s, profile, options, block, c1 * c2)
-                    c1 *= _swish_factor(s, profile, options)
+                    c1 *= _channel_factor(graph, s, profile, options)
                 native, count = native_layout(
                     t.shape, c2, c1_override=c1, hw_align=max(hw_align, profile.plane_align)
                 )

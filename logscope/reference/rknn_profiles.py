@@ -16,6 +16,8 @@ A rank-4 NCHW tensor of C channels is stored as N x C' x plane x element bytes w
   output spans more than one depthwise block) stores its output with one conv block of channels more
   (`conv_bytes`): the compiler splits such a convolution, and the split output carries a spare block.
   The threshold is in bytes of the input (C x H x W x element bytes) and is per target.
+- A ConvTranspose output on rk3576/rv1126b stores `deconv_factor` (2) times its rounded channels, and in
+  fp16 a convolution fused with Sigmoid stores `sigmoid_fp16_factor` (2) times them.
 - In fp16, a convolution fused with SiLU (Conv -> Sigmoid -> Mul, the compiler's `ConvExSwish`) stores
   `swish_fp16_factor` times its rounded channels (int8 stores them once).
 - The graph input with at most 4 channels is stored unpadded in channels (NHWC) with its width
@@ -61,6 +63,16 @@ class SizeProfile:
     #: fp16 only: a conv fused with SiLU (x * sigmoid(x)) stores this many times its rounded channels.
     swish_fp16_factor: int = 1
     swish_evidence: str = ""
+    #: A ConvTranspose output stores this many times its rounded channels.
+    deconv_factor: int = 1
+    deconv_evidence: str = ""
+    #: fp16 only: a conv fused with Sigmoid stores this many times its rounded channels.
+    sigmoid_fp16_factor: int = 2
+    sigmoid_evidence: str = (
+        "fp16 on every target: unet_128's `Sigmoid53_o0` (1,2,128,128) and multi_io's `Sigmoid24_o0` "
+        "(1,6,16,16) take twice the rounded channels (rk3588: 1,048,576 B = 2 x 16 ch x 128 x 128 x 2 B), "
+        "except rk3566/rk3568's 128 x 128 output (3 x; not modelled, it never sets the peak there); int8 once"
+    )
 
 
 _RK3588 = SizeProfile(
@@ -82,6 +94,11 @@ _RK3588 = SizeProfile(
 )
 _RK3576 = replace(
     _RK3588,
+    deconv_factor=2,
+    deconv_evidence=(
+        "unet_128: the stride-2 ConvTranspose output (1,16,128,128) takes 1,048,576 B in int8 and fp16 "
+        "(2 x 32 ch int8, 2 x 16 ch fp16; rk3588 takes half), toolkit 2.2.0-2.5.0"
+    ),
     swish_fp16_factor=2,
     swish_evidence=(
         "yolo_320/yolo_640 fp16: SiLU conv outputs with 8/16/32/64/128 channels stored as 32/32/64/128/256 "
@@ -97,6 +114,11 @@ _RK3576 = replace(
 )
 _RV1126B = replace(
     _RK3588,
+    deconv_factor=2,
+    deconv_evidence=(
+        "unet_128: the stride-2 ConvTranspose output (1,16,128,128) takes 1,048,576 B in int8 and fp16 "
+        "(2 x 32 ch int8, 2 x 16 ch fp16; rk3588 takes half), toolkit 2.2.0-2.5.0"
+    ),
     swish_fp16_factor=2,
     swish_evidence="yolo_320/yolo_640 fp16 (2.5.0): as rk3576, 2 x the 16-channel rounding",
     dw_split_input_bytes=301_056,
