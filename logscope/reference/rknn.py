@@ -45,7 +45,7 @@ from logscope.reference.planners import (
     plan_first_fit,
     plan_greedy_by_size,
 )
-from logscope.reference.rknn_profiles import PROFILES, SizeProfile, profile_applies
+from logscope.reference.rknn_profiles import PROFILES, SizeProfile, profile_applies, version_key
 from logscope.targets import CHANNEL_BLOCKS
 
 # C2 (channel block) by platform and dtype: RKNPU User Guide V1.5.2 §4.4.5.3, Table 4-6 (logscope.targets).
@@ -239,7 +239,7 @@ GAP_KERNEL = 7  # the largest plane one pooling conv reduces (chain_75: 9x9 -> 2
 
 
 def compiler_rewrites(
-    graph: RefGraph, steps: list[FusedStep]
+    graph: RefGraph, steps: list[FusedStep], toolkit: str | None = None
 ) -> tuple[list[FusedStep], dict[str, tuple[tuple[int, ...], str]]]:
     """The ops the compiler adds, each seen in every corpus log where the pattern occurs.
 
@@ -247,12 +247,15 @@ def compiler_rewrites(
       NC1HWC2 (`New_input_<name>`, dw_odd: `(1,3,38,38) (1,2,38,38,16)`), sized as a conv output.
     - GlobalAveragePool over a plane larger than 7x7 runs as depthwise convs of kernel and stride 7 until
       the plane is 1x1 (`<name>_2conv0`: chain_75's 9x9 -> (1,64,2,2), batch2's 28x28 -> (2,32,4,4)).
+    - From toolkit 2.5.0, Concat(Resize output, x) -> Conv is split (`_fuse_concat_conv`).
 
     Returns the new step list and the added tensors (name -> (NCHW shape, size class)).
     """
     out: list[FusedStep] = []
     added: dict[str, tuple[tuple[int, ...], str]] = {}
     steps = _fuse_swish(graph, steps)
+    if concat_conv_split(toolkit):
+        steps = _fuse_concat_conv(graph, steps, added)
 
     def add(step: FusedStep, name: str, source: str, shape: tuple[int, ...], kind: str) -> None:
         added[name] = (shape, kind)
@@ -278,6 +281,71 @@ def compiler_rewrites(
                 s = replace(s, inputs=(current, *s.inputs[1:]))
         out.append(replace(s, index=len(out)))
     return out, added
+
+
+CONCAT_CONV_SINCE = (2, 5, 0)
+
+
+def concat_conv_split(toolkit: str | None) -> bool:
+    """Whether a toolkit splits Concat(Resize, x) -> Conv (2.5.0 logs: `fuse_concat_conv`; None: newest)."""
+    if toolkit is None:
+        return True
+    key = version_key(toolkit)
+    return key is not None and key >= CONCAT_CONV_SINCE
+
+
+def _fuse_concat_conv(
+    graph: RefGraph, steps: list[FusedStep], added: dict[str, tuple[tuple[int, ...], str]]
+) -> list[FusedStep]:
+    """Concat(r, x) -> Conv, r a Resize output: the conv runs on r alone (`<r>_conv`), and a conv on x adds
+    it (ConvAdd). Every 2.5.0 log with the pattern prints `fuse_concat_conv: remove node = [Concat,
+    Conv], add node = [<r>_conv, <x>_conv, <r>_conv_add]` and lists `<r>_conv` among its feature tensors
+    (unet_128 `Resize28_o0_conv` (1,32,64,64)). A conv fused with SiLU loses the fusion: the add writes
+    the conv's own output and a separate `exSwish` op the activation (yolo `Conv47_o0`, `Mul49_o0`)."""
+    producer = {o: s for s in steps for o in s.outputs}
+    readers: dict[str, list[FusedStep]] = {}
+    for s in steps:
+        for n in s.inputs:
+            readers.setdefault(n, []).append(s)
+    replaced: dict[int, list[FusedStep]] = {}
+    dropped: set[int] = set()
+    for s in steps:
+        op = graph.ops[s.ops[-1]]
+        if op.op_type != "Concat" or len(s.ops) != 1 or len(s.inputs) != 2 or op.attrs.get("axis") != 1:
+            continue
+        users = readers.get(s.outputs[0], []) if len(s.outputs) == 1 else []
+        if len(users) != 1:
+            continue
+        conv = users[0]
+        first = graph.ops[conv.ops[0]]
+        if first.op_type != "Conv" or first.attrs.get("group", 1) != 1 or conv.inputs != s.outputs:
+            continue
+        resized = [n for n in s.inputs if n in producer and graph.ops[producer[n].ops[-1]].op_type == "Resize"]
+        if len(resized) != 1:
+            continue
+        r = resized[0]
+        x = next(n for n in s.inputs if n != r)
+        conv_out = graph.tensors[first.outputs[0]]
+        if conv_out.shape is None or len(conv_out.shape) != 4:
+            continue
+        name = f"{r}_conv"
+        added[name] = (conv_out.shape, "conv")
+        new = [FusedStep(0, (first.step,), name, "Conv", (r,), (name,))]
+        if conv.op_type.endswith("Swish"):
+            act = tuple(i for i in conv.ops if i != first.step)
+            new.append(FusedStep(0, (first.step,), first.name, "ConvAdd", (x, name), (first.outputs[0],)))
+            new.append(FusedStep(0, act, graph.ops[act[0]].name, "exSwish", (first.outputs[0],), conv.outputs))
+        else:
+            new.append(replace(conv, op_type=conv.op_type.replace("Conv", "ConvAdd", 1), inputs=(x, name)))
+        dropped.add(s.index)
+        replaced[conv.index] = new
+    out: list[FusedStep] = []
+    for s in steps:
+        if s.index in dropped:
+            continue
+        for step in replaced.get(s.index, [s]):
+            out.append(replace(step, index=len(out)))
+    return out
 
 
 def _fuse_swish(graph: RefGraph, steps: list[FusedStep]) -> list[FusedStep]:
@@ -378,6 +446,8 @@ def _channel_factor(graph: RefGraph, step: FusedStep, profile: SizeProfile, opti
     targets, and in fp16 a conv fused with SiLU or with Sigmoid."""
     if any(graph.ops[i].op_type == "ConvTranspose" for i in step.ops):
         return profile.deconv_factor
+    if step.op_type == "exSwish":
+        return profile.exswish_factors.get(rknn_dtype(options.dtype), 1)
     if rknn_dtype(options.dtype) == "fp16":
         if step.op_type.endswith("Swish"):
             return profile.swish_fp16_factor
@@ -406,7 +476,7 @@ def emulate_rknn(graph: RefGraph, chains: Sequence[FusionChain], options: RknnOp
     steps, alias = fuse_steps(graph, chains)
     synthetic: dict[str, tuple[tuple[int, ...], str]] = {}
     if options.profile is not None:
-        steps, synthetic = compiler_rewrites(graph, steps)
+        steps, synthetic = compiler_rewrites(graph, steps, options.toolkit)
     # A graph output passed through a removed op (a model ending in Dropout) keeps its producer alive.
     kept = {alias.get(name, name) for name in graph.outputs}
     last_step = max(len(steps) - 1, 0)

@@ -27,7 +27,7 @@ A rank-4 NCHW tensor of C channels is stored as N x C' x plane x element bytes w
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 #: The toolkit versions whose build logs the profiles were learned from (2.3.2, 2.5.0: every target) and
 #: checked against (2.2.0, 2.3.0: five targets, the same exact builds). A log of an older toolkit (1.x,
@@ -63,6 +63,14 @@ class SizeProfile:
     #: fp16 only: a conv fused with SiLU (x * sigmoid(x)) stores this many times its rounded channels.
     swish_fp16_factor: int = 1
     swish_evidence: str = ""
+    #: A separate SiLU op (`exSwish`, after a conv that lost its fusion) stores this many times its
+    #: rounded channels, per dtype.
+    exswish_factors: dict[str, int] = field(default_factory=lambda: {"int8": 1, "fp16": 3})
+    exswish_evidence: str = (
+        "yolo_320/yolo_640 (2.5.0), `Mul49_o0` (1,64,40,40) / (1,32,80,80) written by `exSwish`: int8 "
+        "once on rk3562, rk3566, rk3568, rk3576, rv1103, rv1106, rv1103b, rv1106b, rv1126b; fp16 three "
+        "times on rk3562, rk3566, rk3568, rk3576, rv1126b"
+    )
     #: A ConvTranspose output stores this many times its rounded channels.
     deconv_factor: int = 1
     deconv_evidence: str = ""
@@ -86,6 +94,11 @@ _RK3588 = SizeProfile(
         "32-channel depthwise output stored as 64 (the published RK3588 SRAM log's C1=4); chain_75 input "
         "(1,3,75,75) takes 18,000 B = 75 x 80 x 3"
     ),
+    exswish_factors={"int8": 4, "fp16": 2},
+    exswish_evidence=(
+        "yolo_320/yolo_640 (2.5.0), `Mul49_o0` written by `exSwish`: int8 (1,64,40,40) takes 409,600 B "
+        "(4 x 64 ch), fp16 2 x"
+    ),
     swish_fp16_factor=3,
     swish_evidence=(
         "yolo_320/yolo_640 fp16, every toolkit: the SiLU conv outputs with 8/16/32/64/128 channels are "
@@ -94,6 +107,8 @@ _RK3588 = SizeProfile(
 )
 _RK3576 = replace(
     _RK3588,
+    exswish_factors={"int8": 1, "fp16": 3},
+    exswish_evidence=SizeProfile.exswish_evidence,
     deconv_factor=2,
     deconv_evidence=(
         "unet_128: the stride-2 ConvTranspose output (1,16,128,128) takes 1,048,576 B in int8 and fp16 "
@@ -114,6 +129,8 @@ _RK3576 = replace(
 )
 _RV1126B = replace(
     _RK3588,
+    exswish_factors={"int8": 1, "fp16": 3},
+    exswish_evidence=SizeProfile.exswish_evidence,
     deconv_factor=2,
     deconv_evidence=(
         "unet_128: the stride-2 ConvTranspose output (1,16,128,128) takes 1,048,576 B in int8 and fp16 "
