@@ -239,7 +239,7 @@ GAP_KERNEL = 7  # the largest plane one pooling conv reduces (chain_75: 9x9 -> 2
 
 
 def compiler_rewrites(
-    graph: RefGraph, steps: list[FusedStep], toolkit: str | None = None
+    graph: RefGraph, steps: list[FusedStep], toolkit: str | None = None, profile: SizeProfile | None = None
 ) -> tuple[list[FusedStep], dict[str, tuple[tuple[int, ...], str]]]:
     """The ops the compiler adds, each seen in every corpus log where the pattern occurs.
 
@@ -253,7 +253,7 @@ def compiler_rewrites(
     """
     out: list[FusedStep] = []
     added: dict[str, tuple[tuple[int, ...], str]] = {}
-    steps = _fuse_swish(graph, steps)
+    steps = _fuse_swish(graph, steps, split=profile is not None and not profile.swish_fused)
     if concat_conv_split(toolkit):
         steps = _fuse_concat_conv(graph, steps, added)
 
@@ -348,10 +348,13 @@ def _fuse_concat_conv(
     return out
 
 
-def _fuse_swish(graph: RefGraph, steps: list[FusedStep]) -> list[FusedStep]:
+def _fuse_swish(graph: RefGraph, steps: list[FusedStep], split: bool = False) -> list[FusedStep]:
     """Conv -> Sigmoid -> Mul(conv, sigmoid) (SiLU) runs as one conv op: the compiler keeps no buffer for
     the conv output or the sigmoid (yolo_320: the SiLU outputs are the only feature rows, sized as conv
-    outputs, `Mul5_o0` (1,16,160,160) stored as 32 channels on rk3588)."""
+    outputs, `Mul5_o0` (1,16,160,160) stored as 32 channels on rk3588).
+
+    With `split` (targets whose profile says `swish_fused=False`) the conv keeps its output and one
+    `exSwish` op computes the SiLU from it (rv1106b: `Conv3_o0` then `Mul5_o0`, no sigmoid buffer)."""
     readers: dict[str, list[int]] = {}
     for s in steps:
         for n in s.inputs:
@@ -376,17 +379,24 @@ def _fuse_swish(graph: RefGraph, steps: list[FusedStep]) -> list[FusedStep]:
                 and sorted(readers.get(x, [])) == sorted({k, s.index})
                 and readers.get(sig, []) == [s.index]
             ):
-                merged[s.index] = FusedStep(
-                    s.index,
-                    conv.ops + sigmoid.ops + s.ops,
-                    conv.name,
-                    f"{conv.op_type}Swish",
-                    conv.inputs,
-                    s.outputs,
-                )
-                dropped.update({j, k})
+                if split:
+                    merged[s.index] = FusedStep(
+                        s.index, sigmoid.ops + s.ops, sigmoid.name, "exSwish", (x,), s.outputs
+                    )
+                    dropped.add(k)
+                else:
+                    merged[s.index] = FusedStep(
+                        s.index,
+                        conv.ops + sigmoid.ops + s.ops,
+                        conv.name,
+                        f"{conv.op_type}Swish",
+                        conv.inputs,
+                        s.outputs,
+                    )
+                    dropped.update({j, k})
                 break
-    return [merged.get(s.index, s) for s in steps if s.index not in dropped]
+    kept = [merged.get(s.index, s) for s in steps if s.index not in dropped]
+    return [replace(s, index=i) for i, s in enumerate(kept)]
 
 
 def _synthetic_tensor(
@@ -445,7 +455,7 @@ def _channel_factor(graph: RefGraph, step: FusedStep, profile: SizeProfile, opti
     """How many times an op's output stores its rounded channels (rknn_profiles): ConvTranspose on some
     targets, and in fp16 a conv fused with SiLU or with Sigmoid."""
     if any(graph.ops[i].op_type == "ConvTranspose" for i in step.ops):
-        return profile.deconv_factor
+        return 1 if _deconv_scratch(graph, step, profile, options) else profile.deconv_factor
     if step.op_type == "exSwish":
         return profile.exswish_factors.get(rknn_dtype(options.dtype), 1)
     if rknn_dtype(options.dtype) == "fp16":
@@ -454,6 +464,18 @@ def _channel_factor(graph: RefGraph, step: FusedStep, profile: SizeProfile, opti
         if step.op_type == "ConvSigmoid":
             return profile.sigmoid_fp16_factor
     return 1
+
+
+def _deconv_scratch(graph: RefGraph, step: FusedStep, profile: SizeProfile, options: RknnOptions) -> bool:
+    """Whether a ConvTranspose keeps its enlarged buffer as scratch and writes a plain output: from the
+    profile's `deconv_plain_since` version on (rk3576 2.5.0 int8: `ConvTranspose40_o0` is stored once,
+    at 1,048,576 B above the free gap it would fit in, which a buffer twice its size fills during the
+    op and the table does not list)."""
+    if profile.deconv_factor == 1 or not any(graph.ops[i].op_type == "ConvTranspose" for i in step.ops):
+        return False
+    since = profile.deconv_plain_since.get(rknn_dtype(options.dtype))
+    current = version_key(options.toolkit) if options.toolkit else None
+    return since is not None and (current is None or current >= since)
 
 
 def _plane(shape: tuple[int, ...], plane_align: int) -> int:
@@ -476,7 +498,7 @@ def emulate_rknn(graph: RefGraph, chains: Sequence[FusionChain], options: RknnOp
     steps, alias = fuse_steps(graph, chains)
     synthetic: dict[str, tuple[tuple[int, ...], str]] = {}
     if options.profile is not None:
-        steps, synthetic = compiler_rewrites(graph, steps, options.toolkit)
+        steps, synthetic = compiler_rewrites(graph, steps, options.toolkit, options.profile)
     # A graph output passed through a removed op (a model ending in Dropout) keeps its producer alive.
     kept = {alias.get(name, name) for name in graph.outputs}
     last_step = max(len(steps) - 1, 0)
@@ -550,6 +572,13 @@ def emulate_rknn(graph: RefGraph, chains: Sequence[FusionChain], options: RknnOp
                 quirk = "+".join(q for q in (quirk, "hw-align-4") if q)
             last = last_step if t.is_output or name in kept else max(readers.get(name, [s.index]))
             logical = (t.numel or 0) * elt
+            if profile is not None and _deconv_scratch(graph, s, profile, options):
+                scratch = count * elt * profile.deconv_factor
+                tensors.append(
+                    RknnTensor(
+                        f"{name}_scratch", t.shape, native, scratch, 0, "deconv-scratch", s.index, s.index, False
+                    )
+                )
             tensors.append(
                 RknnTensor(name, t.shape, native, count * elt, logical, quirk, s.index, last, False)
             )

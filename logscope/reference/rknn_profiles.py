@@ -63,6 +63,9 @@ class SizeProfile:
     #: fp16 only: a conv fused with SiLU (x * sigmoid(x)) stores this many times its rounded channels.
     swish_fp16_factor: int = 1
     swish_evidence: str = ""
+    #: Whether Conv -> SiLU runs as one op (`ConvExSwish`); False: the conv output is kept and an
+    #: `exSwish` op computes the SiLU from it.
+    swish_fused: bool = True
     #: A separate SiLU op (`exSwish`, after a conv that lost its fusion) stores this many times its
     #: rounded channels, per dtype.
     exswish_factors: dict[str, int] = field(default_factory=lambda: {"int8": 1, "fp16": 3})
@@ -73,6 +76,8 @@ class SizeProfile:
     )
     #: A ConvTranspose output stores this many times its rounded channels.
     deconv_factor: int = 1
+    #: Per dtype, the toolkit version from which a ConvTranspose output is stored once again.
+    deconv_plain_since: dict[str, tuple[int, ...]] = field(default_factory=dict)
     deconv_evidence: str = ""
     #: fp16 only: a conv fused with Sigmoid stores this many times its rounded channels.
     sigmoid_fp16_factor: int = 2
@@ -110,9 +115,10 @@ _RK3576 = replace(
     exswish_factors={"int8": 1, "fp16": 3},
     exswish_evidence=SizeProfile.exswish_evidence,
     deconv_factor=2,
+    deconv_plain_since={"int8": (2, 5, 0)},
     deconv_evidence=(
-        "unet_128: the stride-2 ConvTranspose output (1,16,128,128) takes 1,048,576 B in int8 and fp16 "
-        "(2 x 32 ch int8, 2 x 16 ch fp16; rk3588 takes half), toolkit 2.2.0-2.5.0"
+        "unet_128: the stride-2 ConvTranspose output (1,16,128,128) takes 1,048,576 B in fp16 (2 x 16 ch, "
+        "toolkit 2.2.0-2.5.0) and in int8 up to 2.3.2 (2 x 32 ch); 2.5.0 int8 takes 524,288 B, as rk3588"
     ),
     swish_fp16_factor=2,
     swish_evidence=(
@@ -132,9 +138,10 @@ _RV1126B = replace(
     exswish_factors={"int8": 1, "fp16": 3},
     exswish_evidence=SizeProfile.exswish_evidence,
     deconv_factor=2,
+    deconv_plain_since={"int8": (2, 5, 0)},
     deconv_evidence=(
-        "unet_128: the stride-2 ConvTranspose output (1,16,128,128) takes 1,048,576 B in int8 and fp16 "
-        "(2 x 32 ch int8, 2 x 16 ch fp16; rk3588 takes half), toolkit 2.2.0-2.5.0"
+        "unet_128: the stride-2 ConvTranspose output (1,16,128,128) takes 1,048,576 B in fp16 (2 x 16 ch, "
+        "toolkit 2.2.0-2.5.0) and in int8 up to 2.3.2 (2 x 32 ch); 2.5.0 int8 takes 524,288 B, as rk3588"
     ),
     swish_fp16_factor=2,
     swish_evidence="yolo_320/yolo_640 fp16 (2.5.0): as rk3576, 2 x the 16-channel rounding",
@@ -192,6 +199,7 @@ _RV1106B = SizeProfile(
         "dw_odd, chain_75: every conv and depthwise output rounded to the 8-channel block only (dw_odd's "
         "200-channel 5x5 depthwise output: 5,600 B = 200 x 28); input (1,3,38,38) 5,472 B = 38 x 48 x 3"
     ),
+    swish_fused=False,
     dw_split_input_bytes=100_352,
     dw_split_evidence=(
         "depthwise inputs of 112,896 B and more (576 x 14 x 14, 192 x 28 x 28, 32 x 112 x 112) write 8 "
