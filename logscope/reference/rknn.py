@@ -478,6 +478,17 @@ def _deconv_scratch(graph: RefGraph, step: FusedStep, profile: SizeProfile, opti
     return since is not None and (current is None or current >= since)
 
 
+def _maxpool_tensors(graph: RefGraph, steps: list[FusedStep]) -> set[str]:
+    """The tensors a MaxPool reads or writes (rknn_profiles: `maxpool_factor`, rk2118 stores them 10x:
+    chain_75 `Relu12_o0` (1,64,19,19) 465,920 B and `MaxPool13_o0` (1,64,9,9) 107,520 B)."""
+    out: set[str] = set()
+    for s in steps:
+        if any(graph.ops[i].op_type == "MaxPool" for i in s.ops):
+            out.update(s.inputs)
+            out.update(s.outputs)
+    return out
+
+
 def _plane(shape: tuple[int, ...], plane_align: int) -> int:
     plane = shape[2] * shape[3]
     return align_up(plane, plane_align) if plane > 1 else plane
@@ -529,6 +540,7 @@ def emulate_rknn(graph: RefGraph, chains: Sequence[FusionChain], options: RknnOp
             tensors.append(
                 RknnTensor(name, shape, native, size, size, None, 0, max(readers.get(name, [0])), True)
             )
+    pooled = _maxpool_tensors(graph, steps) if options.profile is not None else set()
     for s in steps:
         for name in s.outputs:
             if name in synthetic:
@@ -553,6 +565,8 @@ def emulate_rknn(graph: RefGraph, chains: Sequence[FusionChain], options: RknnOp
                 if c1 is not None:
                     c1 += _dw_spare_blocks(graph, s, profile, options, block, c1 * c2)
                     c1 *= _channel_factor(graph, s, profile, options)
+                    if name in pooled:
+                        c1 *= profile.maxpool_factor
                 native, count = native_layout(
                     t.shape, c2, c1_override=c1, hw_align=max(hw_align, profile.plane_align)
                 )

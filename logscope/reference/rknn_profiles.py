@@ -74,6 +74,8 @@ class SizeProfile:
         "once on rk3562, rk3566, rk3568, rk3576, rv1103, rv1106, rv1103b, rv1106b, rv1126b; fp16 three "
         "times on rk3562, rk3566, rk3568, rk3576, rv1126b"
     )
+    #: A MaxPool's input and output store this many times their rounded channels.
+    maxpool_factor: int = 1
     #: A ConvTranspose output stores this many times its rounded channels.
     deconv_factor: int = 1
     #: Per dtype, the toolkit version from which a ConvTranspose output is stored once again.
@@ -207,8 +209,26 @@ _RV1106B = SizeProfile(
     ),
 )
 
+_RK2118 = SizeProfile(
+    conv_bytes=16,
+    dw_bytes=16,
+    plane_align=4,
+    input_width_bytes=16,
+    evidence=(
+        "fp16 only (int8 builds abort in the compiler): mobilenet_v1 conv outputs with 1001 channels "
+        "stored as 1008 (8-channel rounding, C2 is 4); chain_75 input (1,3,75,75) 36,000 B = 75 x 80 x "
+        "3 x 2"
+    ),
+    dw_split_input_bytes=69_312,
+    dw_split_evidence=(
+        "mobilenet_v1/v2: every depthwise output whose input is 100,352 B or more carries 8 spare "
+        "channels (32 -> 40, 512 -> 520, 1024 -> 1032); dw_odd/dw_13 inputs of 69,312 B and less none"
+    ),
+    maxpool_factor=10,
+)
+
 #: Per target. rk3576 and rv1126b share RK3588's alignments (not its depthwise split), rk3562/rv1103 RV1106's, rk3568 RK3566's,
-#: rv1103b RV1106B's; rk2118 has no profile (its fp16 tables store some tensors 10x their size).
+#: rv1103b RV1106B's; rk2118 (fp16 only) has its own.
 PROFILES: dict[str, SizeProfile] = {
     "rk3588": _RK3588,
     "rk3576": _RK3576,
@@ -220,4 +240,5 @@ PROFILES: dict[str, SizeProfile] = {
     "rk3568": _RK3566,
     "rv1106b": _RV1106B,
     "rv1103b": _RV1106B,
+    "rk2118": _RK2118,
 }
