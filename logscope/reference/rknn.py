@@ -564,9 +564,8 @@ def emulate_rknn(graph: RefGraph, chains: Sequence[FusionChain], options: RknnOp
                 c1 = -(-t.shape[1] // block) * block // c2 if block % c2 == 0 else None
                 if c1 is not None:
                     c1 += _dw_spare_blocks(graph, s, profile, options, block, c1 * c2)
-                    c1 *= _channel_factor(graph, s, profile, options)
-                    if name in pooled:
-                        c1 *= profile.maxpool_factor
+                    # a MaxPool's factor replaces the writer's own (rk2118 yolo: `MaxPool35_o0` 10 x)
+                    c1 *= profile.maxpool_factor if name in pooled else _channel_factor(graph, s, profile, options)
                 native, count = native_layout(
                     t.shape, c2, c1_override=c1, hw_align=max(hw_align, profile.plane_align)
                 )

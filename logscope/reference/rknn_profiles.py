@@ -225,6 +225,7 @@ _RK2118 = SizeProfile(
         "channels (32 -> 40, 512 -> 520, 1024 -> 1032); dw_odd/dw_13 inputs of 69,312 B and less none"
     ),
     maxpool_factor=10,
+    swish_fused=False,
 )
 
 #: Per target. rk3576 and rv1126b share RK3588's alignments (not its depthwise split), rk3562/rv1103 RV1106's, rk3568 RK3566's,
