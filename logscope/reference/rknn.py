@@ -320,7 +320,9 @@ def _fuse_concat_conv(
         first = graph.ops[conv.ops[0]]
         if first.op_type != "Conv" or first.attrs.get("group", 1) != 1 or conv.inputs != s.outputs:
             continue
-        resized = [n for n in s.inputs if n in producer and graph.ops[producer[n].ops[-1]].op_type == "Resize"]
+        resized = [
+            n for n in s.inputs if n in producer and graph.ops[producer[n].ops[-1]].op_type == "Resize"
+        ]
         if len(resized) != 1:
             continue
         r = resized[0]
@@ -334,7 +336,9 @@ def _fuse_concat_conv(
         if conv.op_type.endswith("Swish"):
             act = tuple(i for i in conv.ops if i != first.step)
             new.append(FusedStep(0, (first.step,), first.name, "ConvAdd", (x, name), (first.outputs[0],)))
-            new.append(FusedStep(0, act, graph.ops[act[0]].name, "exSwish", (first.outputs[0],), conv.outputs))
+            new.append(
+                FusedStep(0, act, graph.ops[act[0]].name, "exSwish", (first.outputs[0],), conv.outputs)
+            )
         else:
             new.append(replace(conv, op_type=conv.op_type.replace("Conv", "ConvAdd", 1), inputs=(x, name)))
         dropped.add(s.index)
@@ -565,7 +569,11 @@ def emulate_rknn(graph: RefGraph, chains: Sequence[FusionChain], options: RknnOp
                 if c1 is not None:
                     c1 += _dw_spare_blocks(graph, s, profile, options, block, c1 * c2)
                     # a MaxPool's factor replaces the writer's own (rk2118 yolo: `MaxPool35_o0` 10 x)
-                    c1 *= profile.maxpool_factor if name in pooled else _channel_factor(graph, s, profile, options)
+                    c1 *= (
+                        profile.maxpool_factor
+                        if name in pooled
+                        else _channel_factor(graph, s, profile, options)
+                    )
                 native, count = native_layout(
                     t.shape, c2, c1_override=c1, hw_align=max(hw_align, profile.plane_align)
                 )
@@ -589,7 +597,15 @@ def emulate_rknn(graph: RefGraph, chains: Sequence[FusionChain], options: RknnOp
                 scratch = count * elt * profile.deconv_factor
                 tensors.append(
                     RknnTensor(
-                        f"{name}_scratch", t.shape, native, scratch, 0, "deconv-scratch", s.index, s.index, False
+                        f"{name}_scratch",
+                        t.shape,
+                        native,
+                        scratch,
+                        0,
+                        "deconv-scratch",
+                        s.index,
+                        s.index,
+                        False,
                     )
                 )
             tensors.append(

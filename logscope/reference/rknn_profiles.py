@@ -14,12 +14,14 @@ A rank-4 NCHW tensor of C channels is stored as N x C' x plane x element bytes w
 - plane is H x W rounded up to `plane_align` elements when H x W > 1 (7x7 = 49 -> 52).
 - A depthwise convolution whose input feature map is larger than `dw_split_input_bytes` (and whose
   output spans more than one depthwise block) stores its output with one conv block of channels more
-  (`conv_bytes`): the compiler splits such a convolution, and the split output carries a spare block.
-  The threshold is in bytes of the input (C x H x W x element bytes) and is per target.
+  (`conv_bytes`; presumably the NPU's tiling of large depthwise convolutions). The threshold is in
+  bytes of the input (C x H x W x element bytes), per target: the largest input seen without it.
 - A ConvTranspose output on rk3576/rv1126b stores `deconv_factor` (2) times its rounded channels, and in
   fp16 a convolution fused with Sigmoid stores `sigmoid_fp16_factor` (2) times them.
 - In fp16, a convolution fused with SiLU (Conv -> Sigmoid -> Mul, the compiler's `ConvExSwish`) stores
-  `swish_fp16_factor` times its rounded channels (int8 stores them once).
+  `swish_fp16_factor` times its rounded channels (int8 stores them once). Where `swish_fused` is False
+  the conv keeps its output and an `exSwish` op writes the SiLU (`exswish_factors` times, per dtype);
+  on rk2118 a MaxPool's input and output take `maxpool_factor` times their channels.
 - The graph input with at most 4 channels is stored unpadded in channels (NHWC) with its width
   rounded up to `input_width_bytes` bytes per channel row (16: 16 pixels in int8, 8 in fp16).
 """
@@ -228,8 +230,8 @@ _RK2118 = SizeProfile(
     swish_fused=False,
 )
 
-#: Per target. rk3576 and rv1126b share RK3588's alignments (not its depthwise split), rk3562/rv1103 RV1106's, rk3568 RK3566's,
-#: rv1103b RV1106B's; rk2118 (fp16 only) has its own.
+#: Per target. rk3576 and rv1126b share RK3588's alignments (not its depthwise split or factors),
+#: rk3562/rv1103 RV1106's, rk3568 RK3566's, rv1103b RV1106B's; rk2118 (fp16 only) has its own.
 PROFILES: dict[str, SizeProfile] = {
     "rk3588": _RK3588,
     "rk3576": _RK3576,
