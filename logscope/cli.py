@@ -8,26 +8,23 @@ files goes on past one it cannot read, names it, and exits 2 at the end.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
 
-from logscope.api import analyze, parse
 from logscope.errors import LogscopeError
 from logscope.inert import visible_controls
-from logscope.model import ParsedLog
-from logscope.outputs import check_outputs, frame_files, frame_folders
-from logscope.render.ci import LogFindings
-from logscope.render.frames_out import write_frames
-from logscope.render.summary import fit, render_json, render_markdown, render_rule_list, render_text
-from logscope.rules import RULES, Config, analyze_log, get_rule, resolve_config, worst_severity
-from logscope.rules.config import MAX_RATIO, check_number
-from logscope.rules.docs import explain_text
+from logscope.outputs import check_outputs
+
+if TYPE_CHECKING:  # the commands import what they use: `--help` and `rules` never load pandas or the parsers
+    from logscope.model import ParsedLog
+    from logscope.render.ci import LogFindings
+    from logscope.rules import Config
 
 # rich_markup_mode=None: help texts are printed as written (rich markup would eat `[tool.logscope]`).
 app = typer.Typer(
@@ -134,13 +131,15 @@ FramesOutOption = Annotated[
 FramesFormatOption = Annotated[FramesFormat, typer.Option("--frames-format", help="parquet or csv.")]
 
 
-def _stderr() -> Console:
-    return Console(stderr=True, highlight=False, soft_wrap=True)
+def _to_stderr(line: str) -> None:
+    """One line on stderr, as written: no wrapping, markup or emoji codes (and no rich import)."""
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
 
 
 def _error(message: str) -> None:
     """One line on stderr: `logscope: error: ...` (a control character from a log shown as an escape)."""
-    _stderr().print(visible_controls(f"logscope: error: {' '.join(message.split())}"), markup=False)
+    _to_stderr(visible_controls(f"logscope: error: {' '.join(message.split())}"))
 
 
 def _out(text: str) -> None:
@@ -156,15 +155,22 @@ def _fail(message: str) -> typer.Exit:
 
 def _wrote(path: Path | str) -> None:
     """Every file a command writes is announced on stderr."""
-    _stderr().print(visible_controls(f"wrote {path}"), markup=False)
+    _to_stderr(visible_controls(f"wrote {path}"))
 
 
 def _echo(text: str, width: int | None = TEXT_WIDTH) -> None:
     """Text output, wrapped to `width` columns; severities coloured on a terminal only (rich honours
     NO_COLOR and TERM=dumb)."""
+    from logscope.render.summary import fit
+
     text = visible_controls(text)
     if width is not None:
         text = fit(text, width)
+    if not sys.stdout.isatty() and not os.environ.get("FORCE_COLOR") and not os.environ.get("TTY_COMPATIBLE"):
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")  # a pipe or file: rich not needed
+        return
+    from rich.console import Console
+
     console = Console(highlight=False, soft_wrap=True)
     if not console.is_terminal or console.no_color:
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
@@ -189,6 +195,8 @@ def _config(
     fail_on: Level | None = None,
 ) -> Config:
     """The configuration for one log: the file (explicit or found upward), then the command line."""
+    from logscope.rules import resolve_config
+
     _RUN["input"] = path  # what an internal error names
     start = Path(path) if path is not None and str(path) != "-" else None
     return resolve_config(config_path, start).with_overrides(
@@ -259,7 +267,11 @@ def parse_command(
     force: bool = _FORCE,
 ) -> None:
     """Parse logs and run the rules: what was built, where the memory goes, what is wrong."""
+    from logscope.api import analyze
+    from logscope.outputs import frame_files, frame_folders
     from logscope.render.ci import LogFindings
+    from logscope.render.frames_out import write_frames
+    from logscope.render.summary import render_json, render_markdown, render_text
     from logscope.rules import worst_severity
 
     logs: list[ParsedLog] = []
@@ -325,6 +337,9 @@ def parse_command(
 @app.command("rules")
 def rules_command() -> None:
     """List every rule: code, name, default severity, what goes wrong."""
+    from logscope.render.summary import render_rule_list
+    from logscope.rules import RULES
+
     _echo(render_rule_list(RULES))
 
 
@@ -333,6 +348,10 @@ def explain_command(
     rule: str = typer.Argument(..., help="A rule code (MEM001) or name (low-memory-reuse)."),
 ) -> None:
     """Print a rule's documentation: what it does, why it matters, an example, how to fix, options."""
+    from rich.console import Console
+
+    from logscope.rules import get_rule
+    from logscope.rules.docs import explain_text
 
     try:
         found = get_rule(rule)
@@ -399,6 +418,7 @@ def reference_command(
 ) -> None:
     """Memory figures of a model. ONNX: weights, MACs, lifetimes, every planner, RKNN emulation.
     .tflite: the TFLite Micro tensor_arena (head + tail), the op of the peak, every component."""
+    from logscope.outputs import frame_files
     from logscope.reference.tflite_loader import is_tflite
 
     if runtime not in ("auto", "tflm", "rknn"):
@@ -520,7 +540,10 @@ def check_command(
     """Put a log and its model side by side, then run the rules on the checked log (the REF rules judge
     the disagreements). RKNN log + ONNX: weights, pool, tensors, fusions, allocator. MCU trace + .tflite:
     allocator figures, per-op heap trace, op list and stated arena against the TFLM prediction."""
+    from logscope.api import parse
+    from logscope.outputs import frame_files
     from logscope.reference.tflite_loader import is_tflite
+    from logscope.rules import analyze_log, worst_severity
 
     if onnx_model is not None and model_file is not None:
         raise _fail("give the model once: --model or --onnx")
@@ -632,12 +655,13 @@ def _check_mcu(
     onnx: tuple[str, dict[str | None, tuple[int, ...]]] | None = None,
     parsed: ParsedLog | None = None,
 ) -> None:
+    from logscope.api import parse
     from logscope.reference.tflite_loader import load_tflite
     from logscope.reference.tflm import TflmOptions
     from logscope.reference.tflm_check import check_trace_against_tflite
     from logscope.reference.tflm_onnx import onnx_tflm_model
     from logscope.render.tflm import plot_tflm_curve, render_mcu_check_json, render_mcu_check_text
-    from logscope.rules import resolve_config
+    from logscope.rules import analyze_log, resolve_config, worst_severity
 
     try:
         config = resolve_config(config_path, log_file).with_overrides(
@@ -731,6 +755,8 @@ def audit_command(
     ),
 ) -> None:
     """Audit many logs into a DuckDB database: parse, run the rules, store; re-runs skip what is stored."""
+    from rich.console import Console
+
     from logscope.audit import DEFAULT_PATTERNS, AuditInterrupted, AuditOptions, RuleOverrides, audit
     from logscope.audit.render import BothProgress, CommitLog, RichProgress, render_audit_json, summary_table
     from logscope.rules import resolve_config
@@ -805,6 +831,7 @@ def trend_command(
         render_trend_json,
         render_trend_text,
     )
+    from logscope.rules.config import MAX_RATIO, check_number
 
     fmt = output_format
     if fmt is None:
@@ -868,6 +895,7 @@ def diff_command(
 ) -> None:
     """Compare two builds: versions, memory, reuse, layer targets, fusions, tensor sizes, new warnings."""
     from logscope.analysis.diff import diff_builds, split_build_ref
+    from logscope.api import analyze
     from logscope.render.diff import render_diff_json, render_diff_markdown, render_diff_text
     from logscope.rules.config import MAX_RATIO, check_number
 
@@ -937,6 +965,7 @@ def plot_command(
     force: bool = _FORCE,
 ) -> None:
     """Draw one plot of a log: memory over ops, address map, breakdown, fragmentation, per-layer time."""
+    from logscope.api import parse
     from logscope.plots import plot, save_figure
 
     _guard([output], [log_file, onnx_model, config_path], force)
@@ -978,6 +1007,7 @@ def report_command(
     force: bool = _FORCE,
 ) -> None:
     """Write a diagnosis report for a ticket: verdict, findings with lines, plots, tables, provenance."""
+    from logscope.api import analyze
     from logscope.plots.data import feature_curve
     from logscope.report import build_report, report_files, report_format, write_report
 
@@ -1059,7 +1089,7 @@ def main() -> None:
             import traceback
 
             traceback.print_exc()
-        _stderr().print(internal_error_line(exc, _RUN["input"]), markup=False)
+        _to_stderr(internal_error_line(exc, _RUN["input"]))
         raise SystemExit(3) from None
     raise SystemExit(code if isinstance(code, int) else 0)
 

@@ -34,8 +34,15 @@ and `--fail-on-regression` 0 to 1e6 (never `nan`, `inf` or negative), `--jobs` 1
 def _type_name(param: Any, ctx: Any) -> str:
     if getattr(param, "is_flag", False):
         return "flag"
-    shown = param.display_type(ctx) if hasattr(param, "display_type") else str(param.type)
-    return str(shown).strip("<>")
+    kind = param.type
+    choices = getattr(kind, "choices", None)
+    if choices:
+        base = "|".join(str(getattr(c, "value", c)) for c in choices)
+    else:
+        name = str(getattr(kind, "name", "") or kind).lower()
+        base = {"text": "str", "string": "str", "integer": "int", "boolean": "bool"}.get(name, name)
+    # Read from the parameter itself rather than typer's own type display, which changes between releases.
+    return f"list[{base}]" if getattr(param, "multiple", False) or param.nargs == -1 else base
 
 
 def _default(param: Any) -> str:

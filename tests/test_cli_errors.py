@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+import logscope.api as api
 import logscope.cli as cli
 
 LOG = (
@@ -21,7 +22,7 @@ def _explode(path: object) -> None:
 
 def _main(monkeypatch: pytest.MonkeyPatch, *args: str) -> int:
     monkeypatch.setattr(sys, "argv", ["logscope", *args])
-    monkeypatch.setattr(cli, "analyze", lambda path, *args, **kwargs: _explode(path))
+    monkeypatch.setattr(api, "analyze", lambda path, *args, **kwargs: _explode(path))
     monkeypatch.setitem(cli._RUN, "debug", False)
     with pytest.raises(SystemExit) as stop:
         cli.main()

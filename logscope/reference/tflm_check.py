@@ -28,24 +28,23 @@ from logscope.reference.errors import ReferenceOptionError
 from logscope.reference.frames import build_reference_frame, frame_records
 from logscope.reference.tflite_loader import TfliteModel
 from logscope.reference.tflm import TAIL_PROFILES, TflmOptions, TflmPrediction, predict_arena
+from logscope.reference.tflm_items import (
+    CONSTANT_DATA,
+    EVAL_COUNT,
+    HEAD,
+    NODE_COUNT,
+    OP_DELTA_PREFIX,
+    OP_LIST,
+    PLAN_BUFFERS,
+    PLAN_OFFSETS,
+    STATED_ARENA,
+    TAIL,
+    TOTAL,
+    TRACE_OP_TYPES,
+    TRACE_OPS,
+)
 
 SCHEMA_VERSION = 1
-
-# The check_summary items of an MCU check (the REF004/REF005 rules read them by these names).
-HEAD = "arena head (TFLM greedy plan)"
-TAIL = "arena tail (persistent allocations)"
-TOTAL = "arena total"
-EVAL_COUNT = "TfLiteEvalTensor count (model tensors)"
-NODE_COUNT = "NodeAndRegistration count (model operators)"
-TRACE_OPS = "heap-trace ops (model operators)"
-TRACE_OP_TYPES = "heap-trace op types (model operators)"
-OP_LIST = "profiled operator types (model operators)"
-STATED_ARENA = "stated arena vs needed"
-OP_DELTA_PREFIX = "heap-trace op "
-CONSTANT_DATA = "model constant data (model buffers)"
-PLAN_BUFFERS = "memory-plan buffers found in the model's plan"
-PLAN_OFFSETS = "memory-plan offsets (GreedyMemoryPlanner)"
-MEMBERSHIP_ITEMS = (EVAL_COUNT, NODE_COUNT, TRACE_OPS, TRACE_OP_TYPES, OP_LIST, PLAN_BUFFERS)
 
 # The TFLM benchmarking tool's `[[ Table ]]: Arena` / `Allocations` rows name what RecordingMicroAllocator
 # prints under other names.

@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from logscope.model import ParsedLog
-from logscope.reference.tflm_check import HEAD, MEMBERSHIP_ITEMS, OP_DELTA_PREFIX
+from logscope.reference.tflm_items import HEAD, MEMBERSHIP_ITEMS, OP_DELTA_PREFIX
 from logscope.rules._common import as_int, as_str
 from logscope.rules.finding import Finding, Severity
 

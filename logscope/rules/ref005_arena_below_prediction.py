@@ -31,7 +31,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from logscope.model import ParsedLog
-from logscope.reference.tflm_check import STATED_ARENA
+from logscope.reference.tflm_items import STATED_ARENA
 from logscope.rules._common import as_int
 from logscope.rules.finding import Finding, Severity
 
