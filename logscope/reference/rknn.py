@@ -544,7 +544,8 @@ def emulate_rknn(graph: RefGraph, chains: Sequence[FusionChain], options: RknnOp
             tensors.append(
                 RknnTensor(name, shape, native, size, size, None, 0, max(readers.get(name, [0])), True)
             )
-    pooled = _maxpool_tensors(graph, steps) if options.profile is not None else set()
+    profile = options.profile
+    pooled = _maxpool_tensors(graph, steps) if profile is not None and profile.maxpool_factor > 1 else set()
     for s in steps:
         for name in s.outputs:
             if name in synthetic:
