@@ -137,18 +137,11 @@ _RK3576 = replace(
         "28 x 28) none. Threshold: the largest input without a spare block"
     ),
 )
+#: rv1126b (toolkit 2.5.0 only) has rk3576's factors and ConvTranspose rule: in 24 of the 30 CNN and
+#: sequence builds both finish, every feature row has rk3576's size; the other six differ only in
+#: depthwise outputs (its own split threshold below) and in the transformer's tail.
 _RV1126B = replace(
-    _RK3588,
-    exswish_factors={"int8": 1, "fp16": 3},
-    exswish_evidence=SizeProfile.exswish_evidence,
-    deconv_factor=2,
-    deconv_plain_since={"int8": (2, 5, 0)},
-    deconv_evidence=(
-        "unet_128: the stride-2 ConvTranspose output (1,16,128,128) takes 1,048,576 B in fp16 (2 x 16 ch, "
-        "toolkit 2.2.0-2.5.0) and in int8 up to 2.3.2 (2 x 32 ch); 2.5.0 int8 takes 524,288 B, as rk3588"
-    ),
-    swish_fp16_factor=2,
-    swish_evidence="yolo_320/yolo_640 fp16 (2.5.0): as rk3576, 2 x the 16-channel rounding",
+    _RK3576,
     dw_split_input_bytes=301_056,
     dw_split_evidence=(
         "int8: depthwise inputs of 401,408 B and more (128 x 56 x 56, 144 x 56 x 56, 96 x 112 x 112) "
