@@ -41,6 +41,12 @@ def parse_text(text: LogText | str) -> ParsedLog:
     return _parse_blocks(text, iter([(text.lines, text.numbers)]))
 
 
+def parse_stream(stream: LogStream, blocks: Iterator[Block] | None = None) -> ParsedLog:
+    """Parse a `LogStream` built by the caller (one that reads through an `opener`, such as an
+    object-store URL); `blocks` may wrap `iter(stream)` to look at the lines as they pass."""
+    return _parse_blocks(stream, blocks if blocks is not None else iter(stream))
+
+
 def _read_stdin() -> bytes:
     """Standard input, at most the reader's size cap (one byte more is how the cap is detected)."""
     return sys.stdin.buffer.read(DEFAULT_MAX_BYTES + 1)

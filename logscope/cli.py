@@ -718,7 +718,11 @@ class AuditFormat(str, Enum):
 
 @app.command("audit")
 def audit_command(
-    paths: list[str] = typer.Argument(..., help="Log files, folders (walked recursively) and globs."),
+    paths: list[str] = typer.Argument(
+        ...,
+        help="Log files, folders (walked recursively), globs, and object-store URLs "
+        "(s3://bucket/ci/**/*.log; pip install 'logscope[s3]').",
+    ),
     db: Path = typer.Option(
         Path("audit.duckdb"), "--db", help="The DuckDB audit database (created if missing)."
     ),

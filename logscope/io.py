@@ -227,8 +227,13 @@ def open_regular(path: str, name: str | None = None, *, max_bytes: int = DEFAULT
 
 def _check_size(st: os.stat_result, name: str, max_bytes: int) -> None:
     """Refuse a regular file larger than the cap from its size, before reading a byte of it."""
-    if stat.S_ISREG(st.st_mode) and st.st_size > max_bytes:
-        raise InputError(f"{name}: {st.st_size} bytes is larger than the limit of {max_bytes}")
+    _check_length(st.st_size if stat.S_ISREG(st.st_mode) else None, name, max_bytes)
+
+
+def _check_length(size: int | None, name: str, max_bytes: int) -> None:
+    """Refuse input of a known size larger than the cap (an unknown size is capped while reading)."""
+    if size is not None and size > max_bytes:
+        raise InputError(f"{name}: {size} bytes is larger than the limit of {max_bytes}")
 
 
 def _read_checked(read: Callable[[int], bytes], name: str, head: bytes = b"") -> bytes:
@@ -308,7 +313,11 @@ class LogStream:
         *,
         max_bytes: int = DEFAULT_MAX_BYTES,
         block_bytes: int = STREAM_BLOCK_BYTES,
+        opener: Callable[[], tuple[IO[bytes], int | None]] | None = None,
     ) -> None:
+        # `opener` gives (bytes stream, its size if known) for input that is not a local file (an
+        # object-store URL); `path` then only names it in messages. The stream is closed after reading.
+        self._opener = opener
         self._opened = os.fspath(path)
         self.path = display_path(self._opened)
         self.max_bytes = max_bytes
@@ -321,7 +330,11 @@ class LogStream:
 
     def __iter__(self) -> Iterator[tuple[list[str], list[int]]]:
         name = self.path
-        fh, st = _open_file(self._opened, name)
+        if self._opener is None:
+            fh, st = _open_file(self._opened, name)
+            size = st.st_size if stat.S_ISREG(st.st_mode) else None
+        else:
+            fh, size = self._opener()
         with fh:
             try:
                 head = fh.read(_MAGIC_LEN)
@@ -329,7 +342,7 @@ class LogStream:
                 raise InputError(f"{name}: read error: {_one_line(exc)}") from None
             self.compression = _sniff_compression(head)
             if self.compression is None:
-                _check_size(st, name, self.max_bytes)
+                _check_length(size, name, self.max_bytes)
             source = io.BufferedReader(_Replay(head, fh))
             reader = source if self.compression is None else _open_decompressor(self.compression, source)
             read = _guarded_reader(reader.read, name, self.compression, self.max_bytes)

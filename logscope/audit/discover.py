@@ -20,6 +20,8 @@ from collections.abc import Iterable, Sequence
 from logscope.errors import InputError
 from logscope.io import display_path
 
+from .remote import discover_url, file_url_path, is_url
+
 # Names taken from a folder (files named on the command line are always taken). Compressed logs are read
 # by content (gzip, xz, bz2), so any name with these suffixes is taken too.
 DEFAULT_PATTERNS = ("*.log", "*.txt", "*.out", "*.log.*", "*.gz", "*.xz", "*.bz2")
@@ -31,12 +33,18 @@ def discover(paths: Sequence[str], patterns: Iterable[str] = DEFAULT_PATTERNS) -
     A folder is walked recursively (hidden files and folders are skipped) and keeps the names matching
     `patterns`; a glob (`logs/**/*.log.gz`) is expanded with `**` spanning folders; a file is taken as
     it is. Symbolic links are resolved (`os.path.realpath`), so each real file is listed once. An
-    argument that names nothing, or a glob that matches nothing, is an `InputError`.
+    argument that names nothing, or a glob that matches nothing, is an `InputError`. A URL
+    (`s3://bucket/ci/**/*.log`) lists objects (`remote.discover_url`); a `file://` URL is a local path.
     """
     pats = tuple(patterns)
     seen: dict[str, None] = {}
     for arg in paths:
         text = os.fspath(arg)
+        if is_url(text):
+            for found in discover_url(text, pats):
+                seen.setdefault(found, None)
+            continue
+        text = file_url_path(text) or text
         if glob.has_magic(text):
             matches = _glob(text)
             if not matches:

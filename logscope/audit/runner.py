@@ -32,8 +32,9 @@ import pyarrow as pa
 
 from logscope.errors import ConfigError, LogscopeError
 from logscope.io import display_path, file_kind
-from logscope.rules import Config
+from logscope.rules import Config, resolve_config
 
+from . import remote
 from .discover import DEFAULT_PATTERNS, discover
 from .store import KnownFile, KnownPath, Store, first_line, logscope_version, store_errors
 from .worker import FileResult, FileTask, RuleOverrides, audit_file, hash_file
@@ -202,9 +203,15 @@ def _close(results: Iterator[FileResult]) -> None:
 
 
 def _path_row(
-    path: str, sha256: str | None, size: int | None, mtime_ns: int | None, error: str | None = None
+    path: str,
+    sha256: str | None,
+    size: int | None,
+    mtime_ns: int | None,
+    error: str | None = None,
+    etag: str | None = None,
 ) -> dict[str, Any]:
     return {
+        "etag": etag,
         "path_bytes": os.fsencode(path),
         "path": display_path(path),
         "sha256": sha256,
@@ -235,6 +242,7 @@ class _Writer:
         self.batch_started = 0.0
         self.batch_results: list[FileResult] = []
         self.copies: list[tuple[str, str, os.stat_result]] = []  # paths whose content is being audited
+        self.url_config: Config | None = None  # the configuration of URL inputs, resolved once
         self.committed = 0
 
     def _redo(self, known: KnownFile | None) -> bool:
@@ -248,6 +256,11 @@ class _Writer:
         pending: set[str] = set()
         opts = self.options
         for path in files:
+            if remote.is_url(path):
+                task = self._plan_object(path)
+                if task is not None:
+                    tasks.append(task)
+                continue
             try:
                 st = os.stat(path)
             except OSError as exc:
@@ -292,6 +305,31 @@ class _Writer:
             self.flush()
         return tasks
 
+    def _plan_object(self, url: str) -> FileTask | None:
+        """An object-store URL: skipped when its size, mtime and ETag are those recorded, else a task
+        without a hash (the worker reads the object where it runs, and hashes it as it reads)."""
+        try:
+            info = remote.object_info(url)
+        except LogscopeError as exc:
+            self._unreadable(url, str(exc))
+            return None
+        if info.size > remote.MAX_BYTES:
+            self._unreadable(url, remote.too_large(url, info.size, remote.MAX_BYTES), "skipped")
+            return None
+        seen = self.paths.get(url)
+        if (
+            seen is not None
+            and seen.sha256 is not None
+            and not self.options.rehash
+            and (seen.size_bytes, seen.mtime_ns, seen.etag) == (info.size, info.mtime_ns, info.etag)
+            and not self._redo(self.contents.get(seen.sha256))
+        ):
+            self.report.unchanged += 1
+            return None
+        if self.url_config is None:  # no folder to find a logscope.toml in: the working directory's
+            self.url_config = self.options.config or resolve_config(None)
+        return FileTask(url, None, self.url_config, self.options.overrides)
+
     def _unreadable(self, path: str, error: str, status: str = "unreadable") -> None:
         """A path that is not read: a row in `paths` with the reason, and a failure in the report."""
         if status == "skipped":
@@ -301,15 +339,15 @@ class _Writer:
         self.report.failures.append((display_path(path), status, error))
         self.batch_paths.append(_path_row(path, None, None, None, error))
 
-    def _note_path(self, path: str, sha256: str, size: int, mtime_ns: int) -> None:
+    def _note_path(self, path: str, sha256: str, size: int, mtime_ns: int, etag: str | None = None) -> None:
         """Record where content is; if the path held other content before, that content may be orphaned."""
         before = self.paths.get(path)
         if before is not None and before.sha256 not in (None, sha256):
             old = self.contents.get(before.sha256 or "")
             if old is not None:
                 self.batch_orphans.add(old.file_id)
-        self.paths[path] = KnownPath(sha256, size, mtime_ns)
-        self.batch_paths.append(_path_row(path, sha256, size, mtime_ns))
+        self.paths[path] = KnownPath(sha256, size, mtime_ns, etag)
+        self.batch_paths.append(_path_row(path, sha256, size, mtime_ns, etag=etag))
 
     def add(self, result: FileResult) -> None:
         if not self.batch_started:
@@ -327,7 +365,7 @@ class _Writer:
                 self.contents[result.sha256] = KnownFile(self.next_id, result.status)
                 self.next_id += 1
                 self.batch.append((row, result.tables))
-            self._note_path(result.path, result.sha256, result.size_bytes, result.mtime_ns)
+            self._note_path(result.path, result.sha256, result.size_bytes, result.mtime_ns, result.etag)
         self.batch_results.append(result)
         if self.progress is not None:
             self.progress.advance(result)

@@ -120,6 +120,9 @@ PATHS_COLUMNS: dict[str, str] = {
     "mtime_ns": "BIGINT",
     "seen_at": "TIMESTAMP",  # UTC
     "error": "VARCHAR",  # why the path could not be read (then sha256 is NULL)
+    # An object-store URL's ETag, which changes with its content: with size and mtime, what lets a re-run
+    # skip the object unread. NULL for a local file. Added to a store of this version when it is opened.
+    "etag": "VARCHAR",
 }
 
 
@@ -211,6 +214,7 @@ class KnownPath:
     sha256: str | None
     size_bytes: int | None
     mtime_ns: int | None
+    etag: str | None = None
 
 
 @dataclass(frozen=True)
@@ -287,7 +291,7 @@ def _store_version(con: Any, refuse: str) -> int:
 
 
 _V1_FILES = set(FILES_COLUMNS) - {"path_bytes"}
-_V1_PATHS = set(PATHS_COLUMNS) - {"path_bytes"}
+_V1_PATHS = set(PATHS_COLUMNS) - {"path_bytes", "etag"}
 
 
 def _is_version_1(con: Any, tables: Mapping[str, str]) -> bool:
@@ -319,7 +323,7 @@ def _migrate_1_to_2(con: Any) -> None:
         f'"{c}" {t}' + (" PRIMARY KEY" if c == "path_bytes" else "") for c, t in PATHS_COLUMNS.items()
     )
     con.execute(f"CREATE TABLE paths_v2 ({cols})")
-    rest = ", ".join(c for c in PATHS_COLUMNS if c != "path_bytes")
+    rest = ", ".join(c for c in PATHS_COLUMNS if c not in ("path_bytes", "etag"))
     con.execute(f"INSERT INTO paths_v2 (path_bytes, {rest}) SELECT encode(path), {rest} FROM paths")
     con.execute("DROP TABLE paths")
     con.execute("ALTER TABLE paths_v2 RENAME TO paths")
@@ -428,8 +432,8 @@ class Store:
     def known_paths(self) -> dict[str, KnownPath]:
         """Every recorded path, keyed by the name as the operating system gives it (`os.fsdecode` of
         its exact bytes, so a name that is not UTF-8 finds its row again)."""
-        rows = self.con.execute("SELECT path_bytes, sha256, size_bytes, mtime_ns FROM paths").fetchall()
-        return {os.fsdecode(bytes(p)): KnownPath(s, z, m) for p, s, z, m in rows}
+        rows = self.con.execute("SELECT path_bytes, sha256, size_bytes, mtime_ns, etag FROM paths").fetchall()
+        return {os.fsdecode(bytes(p)): KnownPath(s, z, m, e) for p, s, z, m, e in rows}
 
     def known_files(self) -> dict[str, KnownFile]:
         rows = self.con.execute("SELECT sha256, file_id, status FROM files").fetchall()

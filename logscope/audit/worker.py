@@ -14,7 +14,7 @@ import os
 import re
 import time
 import traceback
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,12 +22,13 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
-from logscope.api import parse
+from logscope.api import parse, parse_stream
 from logscope.errors import LogscopeError
 from logscope.io import DEFAULT_MAX_BYTES, LogStream, display_path, open_regular
 from logscope.model import ParsedLog
 from logscope.rules import Config, analyze_log, resolve_config, worst_severity
 
+from .remote import ObjectReader, first_lines, is_url
 from .store import FRAME_TABLES, arrow_schema, logscope_version, table_columns
 
 _HASH_BLOCK = 1 << 20
@@ -86,6 +87,7 @@ class FileResult:
     tables: dict[str, pa.Table]
     size_bytes: int
     mtime_ns: int
+    etag: str | None = None  # an object-store URL's ETag
 
     @property
     def row_counts(self) -> dict[str, int]:
@@ -96,8 +98,11 @@ _CONFIGS: dict[str, Config] = {}
 
 
 def audit_file(task: FileTask) -> FileResult:
-    """Hash, parse and check one file. Never raises for anything the file can cause."""
+    """Hash, parse and check one file, or one object-store URL (read here, where the worker runs).
+    Never raises for anything the file can cause."""
     path = task.path
+    if is_url(path):
+        return _audit_object(task)
     try:
         st = os.stat(path)
         sha256 = hash_file(path)
@@ -106,24 +111,66 @@ def audit_file(task: FileTask) -> FileResult:
         return FileResult(path, "", "rejected", reason, {}, {}, 0, 0)
     except LogscopeError as exc:  # not a regular file any more, or over the size limit
         return FileResult(path, "", "rejected", _one_line(str(exc)), {}, {}, 0, 0)
-    row: dict[str, Any] = {
+    mtime = dt.datetime.fromtimestamp(st.st_mtime, dt.UTC).replace(tzinfo=None)
+    row = _file_row(path, sha256, st.st_size, mtime)
+    status, error, tables = _audit_log(task, row, lambda: parse(path), lambda: find_log_time(path))
+    return FileResult(path, sha256, status, error, row, tables, st.st_size, st.st_mtime_ns)
+
+
+def _audit_object(task: FileTask) -> FileResult:
+    """`audit_file` of an object-store URL: one download, hashed as the parse streams it."""
+    url = task.path
+    try:
+        reader = ObjectReader(url)
+    except LogscopeError as exc:  # cannot be opened, or larger than the size cap
+        return FileResult(url, "", "rejected", _one_line(str(exc)), {}, {}, 0, 0)
+    with reader:
+        info = reader.info
+        row = _file_row(url, "", info.size, info.mtime)
+        stream = LogStream(url, max_bytes=reader.max_bytes, opener=reader.open)
+        blocks, head = first_lines(iter(stream), _TIME_LINES)
+        status, error, tables = _audit_log(
+            task,
+            row,
+            lambda: parse_stream(stream, blocks),
+            lambda: log_time_in(*head[0]) if head else (None, None),
+        )
+        try:
+            sha256 = reader.finish()
+        except OSError as exc:
+            return FileResult(url, "", "rejected", f"{url}: read error: {exc}", {}, {}, 0, 0)
+    row["sha256"] = sha256
+    return FileResult(url, sha256, status, error, row, tables, info.size, info.mtime_ns or 0, info.etag)
+
+
+def _file_row(path: str, sha256: str, size: int, mtime: dt.datetime | None) -> dict[str, Any]:
+    return {
         "sha256": sha256,
         "path": display_path(path),
         "path_bytes": os.fsencode(path),
-        "size_bytes": st.st_size,
-        "mtime": dt.datetime.fromtimestamp(st.st_mtime, dt.UTC).replace(tzinfo=None),
+        "size_bytes": size,
+        "mtime": mtime,
         "logscope_version": logscope_version(),
         "parsed_at": dt.datetime.now(dt.UTC).replace(tzinfo=None),
     }
+
+
+def _audit_log(
+    task: FileTask,
+    row: dict[str, Any],
+    read: Callable[[], ParsedLog],
+    log_time: Callable[[], tuple[dt.datetime | None, int | None]],
+) -> tuple[str, str | None, dict[str, pa.Table]]:
+    """Parse (`read`), check and tabulate one log, filling in `row`; (status, error, tables)."""
     t0 = time.perf_counter()
     tables: dict[str, pa.Table] = {}
     try:
         config = _config_for(task)
         row["config_origin"] = config.origin
-        log = analyze_log(parse(path), config)
+        log = analyze_log(read(), config)
         tables = log_tables(log)
         row.update(_log_info(log))
-        row["log_time"], row["log_time_line"] = find_log_time(path)
+        row["log_time"], row["log_time_line"] = log_time()
         status, error = "ok", None
     except LogscopeError as exc:
         status, error = "rejected", _one_line(str(exc))
@@ -134,7 +181,7 @@ def audit_file(task: FileTask) -> FileResult:
         error = f"{type(exc).__name__}: {_one_line(str(exc))}{at}"
     row["parse_seconds"] = time.perf_counter() - t0
     row["status"], row["error"] = status, error
-    return FileResult(path, sha256, status, error, row, tables, st.st_size, st.st_mtime_ns)
+    return status, error, tables
 
 
 def hash_file(path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> str:
@@ -156,6 +203,8 @@ def hash_file(path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> str:
 def _config_for(task: FileTask) -> Config:
     if task.config is not None:
         return task.overrides.apply(task.config)
+    if is_url(task.path):  # no folder to search upward from (the planner passes the auditing one's)
+        return task.overrides.apply(resolve_config(None))
     folder = str(Path(task.path).resolve().parent)
     config = _CONFIGS.get(folder)
     if config is None:
@@ -238,17 +287,21 @@ def find_log_time(path: str) -> tuple[dt.datetime | None, int | None]:
     """The first date-time the log states about itself (a leading timestamp or a `Created date`),
     with its line number, from the first lines of the file; (None, None) when it has none."""
     try:
-        stream = LogStream(path, block_bytes=_TIME_BLOCK_BYTES)
-        for lines, numbers in stream:
-            for text, number in zip(lines[:_TIME_LINES], numbers[:_TIME_LINES], strict=False):
-                match = _LEADING_TIME.match(text) or _LABELLED_TIME.match(text)
-                if match:
-                    stamp = _datetime(match.groups())
-                    if stamp is not None:
-                        return stamp, number
-            break  # only the first block
+        for lines, numbers in LogStream(path, block_bytes=_TIME_BLOCK_BYTES):
+            return log_time_in(lines[:_TIME_LINES], numbers[:_TIME_LINES])  # only the first block
     except LogscopeError:
         pass
+    return None, None
+
+
+def log_time_in(lines: list[str], numbers: list[int]) -> tuple[dt.datetime | None, int | None]:
+    """`find_log_time` on lines already read: the first stated date-time and its line number."""
+    for text, number in zip(lines, numbers, strict=False):
+        match = _LEADING_TIME.match(text) or _LABELLED_TIME.match(text)
+        if match:
+            stamp = _datetime(match.groups())
+            if stamp is not None:
+                return stamp, number
     return None, None
 
 

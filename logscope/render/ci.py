@@ -51,6 +51,8 @@ def _uri(source: str) -> str:
     Code scanning and annotations resolve paths against the checkout, where CI runs; an audit discovers
     absolute paths, so they are made relative here. A path outside the working directory stays as it is.
     """
+    if re.match(r"[A-Za-z][A-Za-z0-9+.-]+://", source):  # an object-store URL (s3://...): kept whole
+        return source
     path = source
     if os.path.isabs(path):
         try:
