@@ -27,6 +27,7 @@ from logscope.reference.planners import (
 )
 from logscope.reference.rknn import RknnOptions, RknnPlan, check_quirks, check_target, emulate_rknn
 from logscope.reference.rknn_profiles import version_key
+from logscope.reference.rknn_rewrites import unmodelled_note
 from logscope.reference.shapes import Shape
 
 if TYPE_CHECKING:
@@ -225,6 +226,16 @@ def analyze_model(
         notes.append(
             f"RKNN sizes: plain NC1HWC2 (no learned profile for {rknn.options.target} / this toolkit)"
         )
+    rewritten = sorted({s.op_type for s in rknn.steps if s.op_type in ("exLSTM", "exGRU")})
+    if rewritten:
+        notes.append(
+            f"RKNN: the recurrent layer runs as {rewritten[0]}; its compute zone, exSecondary buffers and "
+            "the MatMul head's Transpose/Conv/Reshape are sized by the compiler's rewrite rules "
+            "(docs/reference.md)"
+        )
+    unmodelled = unmodelled_note(graph)
+    if unmodelled:
+        notes.append(unmodelled)
     return ReferenceResult(
         source, options, graph, costs, fusions, lifetimes, plans, rknn, frames, totals, notes
     )

@@ -46,6 +46,7 @@ from logscope.reference.planners import (
     plan_greedy_by_size,
 )
 from logscope.reference.rknn_profiles import PROFILES, SizeProfile, profile_applies, version_key
+from logscope.reference.rknn_rewrites import Lowered, lower_recurrent, match_recurrent
 from logscope.targets import CHANNEL_BLOCKS
 
 # C2 (channel block) by platform and dtype: RKNPU User Guide V1.5.2 §4.4.5.3, Table 4-6 (logscope.targets).
@@ -510,6 +511,9 @@ def emulate_rknn(graph: RefGraph, chains: Sequence[FusionChain], options: RknnOp
     """Plan the feature-map pool as RKNN's runtime does (module docstring)."""
     check_quirks(options.quirks)
     c2 = options.c2
+    lowered = _lowered_sequence_model(graph, options)
+    if lowered is not None:
+        return _plan_lowered(lowered, options)
     steps, alias = fuse_steps(graph, chains)
     synthetic: dict[str, tuple[tuple[int, ...], str]] = {}
     if options.profile is not None:
@@ -626,6 +630,39 @@ def emulate_rknn(graph: RefGraph, chains: Sequence[FusionChain], options: RknnOp
         lower_bound=lower_bound(records),
         curve=high_water_curve(records, plan.offsets, n_steps),
         live=live_curve(records, n_steps),
+    )
+
+
+def _lowered_sequence_model(graph: RefGraph, options: RknnOptions) -> Lowered | None:
+    """A recurrent model the compiler rewrites into ops with buffers of their own (rknn_rewrites)."""
+    profile = options.profile
+    head = match_recurrent(graph) if profile is not None and not options.quirks else None
+    if head is None or profile is None:
+        return None
+    version = version_key(options.toolkit or "") or (2, 5, 0)
+    target = check_target(options.target)
+    return lower_recurrent(head, target, rknn_dtype(options.dtype), version, profile.conv_bytes)
+
+
+def _plan_lowered(lowered: Lowered, options: RknnOptions) -> RknnPlan:
+    steps = [FusedStep(i, s.graph_ops, s.name, s.op_type, (), ()) for i, s in enumerate(lowered.steps)]
+    tensors = [
+        RknnTensor(b.name, None, None, b.size, b.size, b.rule, b.first, b.last, b.rule == "input")
+        for b in lowered.buffers
+    ]
+    records = tuple(Record(b.name, b.size, b.first, b.last) for b in lowered.buffers)
+    plan = plan_first_fit(records, options.alignment, planner="rknn")
+    n = len(steps)
+    return RknnPlan(
+        options=options,
+        steps=steps,
+        tensors=tensors,
+        records=records,
+        plan=plan,
+        greedy=plan_greedy_by_size(records, options.alignment),
+        lower_bound=lower_bound(records),
+        curve=high_water_curve(records, plan.offsets, n),
+        live=live_curve(records, n),
     )
 
 

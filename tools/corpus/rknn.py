@@ -38,6 +38,8 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 OUT = ROOT / "fixtures" / "rknn-compiler"
+#: The recurrent model sets of rknn_models, each built into its own folder by `build --heldout`.
+EXTRA_SETS = {"recurrent-dev": "RECURRENT_DEV", "heldout-recurrent": "HELDOUT"}
 BASE = HERE / ".venv-base"
 VERSIONS = ("2.5.0", "2.3.2", "2.3.0", "2.2.0")
 DTYPES = ("int8", "fp16")
@@ -282,7 +284,7 @@ def _write_model(name: str, work: Path) -> dict[str, Any]:
         "input_shapes": shapes,
         "dataset": str(dataset),
         "samples": samples,
-        "refused_expected": rknn_models.MODELS[name].refused,
+        "refused_expected": rknn_models.spec(name).refused,
     }
 
 
@@ -320,13 +322,17 @@ def _run_jobs(version: str, jobs: list[dict[str, Any]], work: Path) -> dict[str,
 
 
 def build(
-    versions: list[str], models: list[str] | None, targets: list[str] | None, dtypes: list[str]
+    versions: list[str],
+    models: list[str] | None,
+    targets: list[str] | None,
+    dtypes: list[str],
+    out: Path = OUT,
 ) -> None:
     sys.path.insert(0, str(HERE))
     import rknn_models
 
-    OUT.mkdir(parents=True, exist_ok=True)
-    manifest_path = OUT / "manifest.json"
+    out.mkdir(parents=True, exist_ok=True)
+    manifest_path = out / "manifest.json"
     manifest: dict[str, dict[str, Any]] = {}
     if manifest_path.exists():
         manifest = {b["id"]: b for b in json.loads(manifest_path.read_text())["builds"]}
@@ -338,7 +344,7 @@ def build(
             accepted = targets or list(TARGETS_BY_VERSION[version])
             jobs = []
             for name in names:
-                spec = rknn_models.MODELS[name]
+                spec = rknn_models.spec(name)
                 for target in accepted:
                     if spec.refused and target != "rk3588":
                         continue  # a refusal is the same everywhere: one target is enough
@@ -368,7 +374,7 @@ def build(
                 r = results[job["id"]]
                 text = Path(job["log"]).read_text(errors="replace")
                 rel = Path(version) / f"{job['name']}-{job['target']}-{job['dtype']}.log.gz"
-                dest = OUT / rel
+                dest = out / rel
                 dest.parent.mkdir(parents=True, exist_ok=True)
                 with gzip.GzipFile(dest, "wb", mtime=0) as fh:
                     fh.write(text.encode())
@@ -435,12 +441,27 @@ def main(argv: list[str] | None = None) -> None:
     b.add_argument("--model", action="append")
     b.add_argument("--target", action="append")
     b.add_argument("--dtype", action="append", choices=DTYPES)
+    b.add_argument(
+        "--heldout",
+        action="store_true",
+        help="build rknn_models.RECURRENT_DEV and HELDOUT (every version unless --toolkit) into "
+        "fixtures/rknn-compiler/recurrent-dev and heldout-recurrent",
+    )
     sub.add_parser("manifest", help="recompute the log-derived manifest fields from the committed logs")
     w = sub.add_parser("worker")
     w.add_argument("jobs", type=Path)
     args = p.parse_args(argv)
     if args.cmd == "setup":
         setup(args.toolkit or list(VERSIONS))
+    elif args.cmd == "build" and args.heldout:
+        sys.path.insert(0, str(HERE))
+        import rknn_models
+
+        for folder, attr in EXTRA_SETS.items():
+            models = args.model or list(getattr(rknn_models, attr))
+            build(
+                args.toolkit or list(VERSIONS), models, args.target, args.dtype or list(DTYPES), OUT / folder
+            )
     elif args.cmd == "build":
         build(args.toolkit or ["2.5.0", "2.3.2"], args.model, args.target, args.dtype or list(DTYPES))
     elif args.cmd == "manifest":

@@ -426,11 +426,58 @@ MODELS: dict[str, ModelSpec] = {
 }
 
 
+def _recurrent(kind: str, seq: int, feat: int, hid: int, k: int) -> Callable[[_Net], onnx.ModelProto]:
+    """An LSTM or GRU over `seq` steps (batch 1, `feat` features, hidden `hid`), then a MatMul to `k`."""
+    gates = 4 if kind == "LSTM" else 3
+
+    def builder(n: _Net) -> onnx.ModelProto:
+        w = n.weight((1, gates * hid, feat))
+        r = n.weight((1, gates * hid, hid))
+        b = n.weight((1, 2 * gates * hid), 0.1)
+        attrs: dict[str, object] = {"hidden_size": hid}
+        if kind == "GRU":
+            attrs["linear_before_reset"] = 1
+        outs = n.op(kind, ["input", w, r, b], n_out=3 if kind == "LSTM" else 2, **attrs)
+        (s,) = n.op("Squeeze", [outs[0], n.const(np.array([1], np.int64))])
+        (o,) = n.op("MatMul", [s, n.weight((hid, k))])
+        return n.model([("input", [seq, 1, feat])], [o])
+
+    return builder
+
+
+#: Recurrent models at other sizes than `lstm`/`gru` (S, F, H and the head width K all differ), in two
+#: sets built by `rknn.py build --heldout`: RECURRENT_DEV into `fixtures/rknn-compiler/recurrent-dev/`,
+#: whose logs refined the rules of `logscope/reference/rknn_rewrites.py` after a first measurement, and
+#: HELDOUT into `fixtures/rknn-compiler/heldout-recurrent/`, built and measured after the rules were fixed.
+RECURRENT_DEV: dict[str, ModelSpec] = {
+    s.name: s
+    for s in [
+        ModelSpec("lstm_s12_f20_h40_k6", _recurrent("LSTM", 12, 20, 40, 6)),
+        ModelSpec("lstm_s32_f16_h128_k24", _recurrent("LSTM", 32, 16, 128, 24)),
+        ModelSpec("gru_s10_f24_h56_k12", _recurrent("GRU", 10, 24, 56, 12)),
+        ModelSpec("gru_s20_f40_h24_k3", _recurrent("GRU", 20, 40, 24, 3)),
+    ]
+}
+HELDOUT: dict[str, ModelSpec] = {
+    s.name: s
+    for s in [
+        ModelSpec("lstm_s20_f36_h72_k5", _recurrent("LSTM", 20, 36, 72, 5)),
+        ModelSpec("lstm_s6_f8_h24_k16", _recurrent("LSTM", 6, 8, 24, 16)),
+        ModelSpec("gru_s14_f12_h88_k7", _recurrent("GRU", 14, 12, 88, 7)),
+        ModelSpec("gru_s28_f48_h40_k20", _recurrent("GRU", 28, 48, 40, 20)),
+    ]
+}
+
+
+def spec(name: str) -> ModelSpec:
+    return {**MODELS, **RECURRENT_DEV, **HELDOUT}[name]
+
+
 def build(name: str, weights: str = "random") -> onnx.ModelProto:
     """The model `name`; `weights="zeros"` gives the same graph with zero weights (for shape analysis)."""
-    spec = MODELS[name]
+    spec_ = spec(name)
     seed = int(hashlib.sha256(name.encode()).hexdigest()[:8], 16)
-    return spec.builder(_Net(name, weights, seed))
+    return spec_.builder(_Net(name, weights, seed))
 
 
 def input_shapes(model: onnx.ModelProto) -> dict[str, list[int | str]]:
