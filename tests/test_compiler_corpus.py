@@ -37,7 +37,7 @@ def test_the_corpus_is_committed_and_small():
     size = sum(p.stat().st_size for p in CORPUS.rglob("*") if p.is_file())
     assert size < 15 * 1024 * 1024
     assert {b["toolkit"] for b in BUILDS} == {"2.2.0", "2.3.0", "2.3.2", "2.5.0"}
-    assert len(BUILDS) == 876 and sum(b["built"] for b in BUILDS) == 692
+    assert len(BUILDS) == 918 and sum(b["built"] for b in BUILDS) == 724
     assert all((CORPUS / b["log"]).exists() for b in BUILDS)
     refused = [b for b in BUILDS if b["model"].startswith("refused_")]
     assert refused and not any(b["built"] for b in refused)
@@ -112,3 +112,22 @@ def test_the_generated_accuracy_section_is_current(parsed):
     outcomes = rknn_accuracy.measure(BUILDS, parsed)
     assert rknn_accuracy.render(outcomes) == rknn_accuracy.current_doc(), "run tools/corpus/rknn_accuracy.py"
     assert all(o.cause for o in outcomes if not o.exact)  # every miss names its cause
+
+
+def test_check_names_the_targets_and_versions_that_reproduce_a_log_naming_neither(tmp_path):
+    """A 2.5.0 unet_128 build log with its version lines removed: only 2.5.0 splits Concat(Resize) ->
+    Conv, so the note names rk3588 with that version alone (rk3576 and rv1126b store the ConvTranspose
+    output differently and do not reproduce it)."""
+    import rknn_models
+
+    from logscope.reference.check import check_log_against_model
+
+    with gzip.open(CORPUS / "2.5.0" / "unet_128-rk3588-int8.log.gz", "rt") as fh:
+        text = "".join(line for line in fh if "version" not in line.lower())
+    log_path = tmp_path / "unet.log"
+    log_path.write_text(text)
+    model = tmp_path / "unet.onnx"
+    model.write_bytes(rknn_models.build("unet_128", "zeros").SerializeToString())
+    result = check_log_against_model(logscope.parse(log_path), model)
+    (note,) = [n for n in result.notes if "reproduces the logged" in n]
+    assert note.endswith("reproduces the logged 1,622,016 B (int8): rk3588 (2.5.0)")

@@ -131,11 +131,12 @@ def test_every_recurrent_corpus_build_but_rk2118_is_exact(graphs):
 
 
 def _outcomes(folder: Path, graphs: dict[str, Any]) -> dict[str, tuple[int, int]]:
-    """build id -> (logged span, predicted total) for every finished build of a target with a profile."""
+    """build id -> (logged span, predicted total) for every finished build of a target with a profile
+    whose recurrent ops the rules lower (rk2118's are left to the graph emulation)."""
     return {
         b["id"]: (_span(_feature_rows(folder / b["log"])), _predict(graphs[b["model"]], b))
         for b in _builds(folder)
-        if b["target"] in PROFILES
+        if b["target"] in PROFILES and b["target"] != "rk2118"
     }
 
 

@@ -214,7 +214,13 @@ def analyze_model(
             f"RKNN sizes from the learned {rknn.options.target} profile "
             f"(toolkit {options.toolkit or 'newest'}): "
             f"conv outputs rounded to {profile.conv_bytes} B of channels, depthwise to {profile.dw_bytes} B, "
-            f"planes to {profile.plane_align} elements (docs/reference.md)"
+            f"planes to {profile.plane_align} elements"
+            + (
+                f"; depthwise outputs reading more than {profile.dw_split_input_bytes:,} B get a spare block"
+                if profile.dw_split_input_bytes is not None
+                else ""
+            )
+            + " (docs/reference.md)"
         )
     else:
         notes.append(

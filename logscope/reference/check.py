@@ -772,14 +772,24 @@ def reproducing_targets(log: ParsedLog, build_index: int | None, ref: ReferenceR
     if logged is None:
         return "no Total Internal Memory Size in the log: no target can be tested against it"
     opts = ref.rknn.options
+    # A log that prints no toolkit version is tried with each learned version (2.5.0 rewrites some
+    # graphs the older ones do not); a target reproduced by only some of them lists those.
+    versions = (opts.toolkit,) if opts.toolkit else LEARNED_FROM
     hits = []
     for target in PROFILES:
         if rknn_dtype_known(target, opts.dtype):
-            plan = emulate_rknn(
-                ref.graph, ref.fusions, RknnOptions(target=target, dtype=opts.dtype, toolkit=opts.toolkit)
-            )
-            if _same_total(plan.total, logged):
-                hits.append(target)
+            matching = [
+                v
+                for v in versions
+                if _same_total(
+                    emulate_rknn(
+                        ref.graph, ref.fusions, RknnOptions(target=target, dtype=opts.dtype, toolkit=v)
+                    ).total,
+                    logged,
+                )
+            ]
+            if matching:
+                hits.append(target if len(matching) == len(versions) else f"{target} ({', '.join(matching)})")
     if not hits:
         return f"no target's learned profile reproduces the logged {logged:,} B ({opts.dtype})"
     return (

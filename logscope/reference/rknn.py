@@ -240,7 +240,7 @@ GAP_KERNEL = 7  # the largest plane one pooling conv reduces (chain_75: 9x9 -> 2
 
 
 def compiler_rewrites(
-    graph: RefGraph, steps: list[FusedStep]
+    graph: RefGraph, steps: list[FusedStep], toolkit: str | None = None, profile: SizeProfile | None = None
 ) -> tuple[list[FusedStep], dict[str, tuple[tuple[int, ...], str]]]:
     """The ops the compiler adds, each seen in every corpus log where the pattern occurs.
 
@@ -248,12 +248,15 @@ def compiler_rewrites(
       NC1HWC2 (`New_input_<name>`, dw_odd: `(1,3,38,38) (1,2,38,38,16)`), sized as a conv output.
     - GlobalAveragePool over a plane larger than 7x7 runs as depthwise convs of kernel and stride 7 until
       the plane is 1x1 (`<name>_2conv0`: chain_75's 9x9 -> (1,64,2,2), batch2's 28x28 -> (2,32,4,4)).
+    - From toolkit 2.5.0, Concat(Resize output, x) -> Conv is split (`_fuse_concat_conv`).
 
     Returns the new step list and the added tensors (name -> (NCHW shape, size class)).
     """
     out: list[FusedStep] = []
     added: dict[str, tuple[tuple[int, ...], str]] = {}
-    steps = _fuse_swish(graph, steps)
+    steps = _fuse_swish(graph, steps, split=profile is not None and not profile.swish_fused)
+    if concat_conv_split(toolkit):
+        steps = _fuse_concat_conv(graph, steps, added)
 
     def add(step: FusedStep, name: str, source: str, shape: tuple[int, ...], kind: str) -> None:
         added[name] = (shape, kind)
@@ -281,10 +284,82 @@ def compiler_rewrites(
     return out, added
 
 
-def _fuse_swish(graph: RefGraph, steps: list[FusedStep]) -> list[FusedStep]:
+CONCAT_CONV_SINCE = (2, 5, 0)
+
+
+def concat_conv_split(toolkit: str | None) -> bool:
+    """Whether a toolkit splits Concat(Resize, x) -> Conv (2.5.0 logs: `fuse_concat_conv`; None: newest)."""
+    if toolkit is None:
+        return True
+    key = version_key(toolkit)
+    return key is not None and key >= CONCAT_CONV_SINCE
+
+
+def _fuse_concat_conv(
+    graph: RefGraph, steps: list[FusedStep], added: dict[str, tuple[tuple[int, ...], str]]
+) -> list[FusedStep]:
+    """Concat(r, x) -> Conv, r a Resize output: the conv runs on r alone (`<r>_conv`), and a conv on x adds
+    it (ConvAdd). Every 2.5.0 log with the pattern prints `fuse_concat_conv: remove node = [Concat,
+    Conv], add node = [<r>_conv, <x>_conv, <r>_conv_add]` and lists `<r>_conv` among its feature tensors
+    (unet_128 `Resize28_o0_conv` (1,32,64,64)). A conv fused with SiLU loses the fusion: the add writes
+    the conv's own output and a separate `exSwish` op the activation (yolo `Conv47_o0`, `Mul49_o0`)."""
+    producer = {o: s for s in steps for o in s.outputs}
+    readers: dict[str, list[FusedStep]] = {}
+    for s in steps:
+        for n in s.inputs:
+            readers.setdefault(n, []).append(s)
+    replaced: dict[int, list[FusedStep]] = {}
+    dropped: set[int] = set()
+    for s in steps:
+        op = graph.ops[s.ops[-1]]
+        if op.op_type != "Concat" or len(s.ops) != 1 or len(s.inputs) != 2 or op.attrs.get("axis") != 1:
+            continue
+        users = readers.get(s.outputs[0], []) if len(s.outputs) == 1 else []
+        if len(users) != 1:
+            continue
+        conv = users[0]
+        first = graph.ops[conv.ops[0]]
+        if first.op_type != "Conv" or first.attrs.get("group", 1) != 1 or conv.inputs != s.outputs:
+            continue
+        resized = [
+            n for n in s.inputs if n in producer and graph.ops[producer[n].ops[-1]].op_type == "Resize"
+        ]
+        if len(resized) != 1:
+            continue
+        r = resized[0]
+        x = next(n for n in s.inputs if n != r)
+        conv_out = graph.tensors[first.outputs[0]]
+        if conv_out.shape is None or len(conv_out.shape) != 4:
+            continue
+        name = f"{r}_conv"
+        added[name] = (conv_out.shape, "conv")
+        new = [FusedStep(0, (first.step,), name, "Conv", (r,), (name,))]
+        if conv.op_type.endswith("Swish"):
+            act = tuple(i for i in conv.ops if i != first.step)
+            new.append(FusedStep(0, (first.step,), first.name, "ConvAdd", (x, name), (first.outputs[0],)))
+            new.append(
+                FusedStep(0, act, graph.ops[act[0]].name, "exSwish", (first.outputs[0],), conv.outputs)
+            )
+        else:
+            new.append(replace(conv, op_type=conv.op_type.replace("Conv", "ConvAdd", 1), inputs=(x, name)))
+        dropped.add(s.index)
+        replaced[conv.index] = new
+    out: list[FusedStep] = []
+    for s in steps:
+        if s.index in dropped:
+            continue
+        for step in replaced.get(s.index, [s]):
+            out.append(replace(step, index=len(out)))
+    return out
+
+
+def _fuse_swish(graph: RefGraph, steps: list[FusedStep], split: bool = False) -> list[FusedStep]:
     """Conv -> Sigmoid -> Mul(conv, sigmoid) (SiLU) runs as one conv op: the compiler keeps no buffer for
     the conv output or the sigmoid (yolo_320: the SiLU outputs are the only feature rows, sized as conv
-    outputs, `Mul5_o0` (1,16,160,160) stored as 32 channels on rk3588)."""
+    outputs, `Mul5_o0` (1,16,160,160) stored as 32 channels on rk3588).
+
+    With `split` (targets whose profile says `swish_fused=False`) the conv keeps its output and one
+    `exSwish` op computes the SiLU from it (rv1106b: `Conv3_o0` then `Mul5_o0`, no sigmoid buffer)."""
     readers: dict[str, list[int]] = {}
     for s in steps:
         for n in s.inputs:
@@ -309,17 +384,24 @@ def _fuse_swish(graph: RefGraph, steps: list[FusedStep]) -> list[FusedStep]:
                 and sorted(readers.get(x, [])) == sorted({k, s.index})
                 and readers.get(sig, []) == [s.index]
             ):
-                merged[s.index] = FusedStep(
-                    s.index,
-                    conv.ops + sigmoid.ops + s.ops,
-                    conv.name,
-                    f"{conv.op_type}Swish",
-                    conv.inputs,
-                    s.outputs,
-                )
-                dropped.update({j, k})
+                if split:
+                    merged[s.index] = FusedStep(
+                        s.index, sigmoid.ops + s.ops, sigmoid.name, "exSwish", (x,), s.outputs
+                    )
+                    dropped.add(k)
+                else:
+                    merged[s.index] = FusedStep(
+                        s.index,
+                        conv.ops + sigmoid.ops + s.ops,
+                        conv.name,
+                        f"{conv.op_type}Swish",
+                        conv.inputs,
+                        s.outputs,
+                    )
+                    dropped.update({j, k})
                 break
-    return [merged.get(s.index, s) for s in steps if s.index not in dropped]
+    kept = [merged.get(s.index, s) for s in steps if s.index not in dropped]
+    return [replace(s, index=i) for i, s in enumerate(kept)]
 
 
 def _synthetic_tensor(
@@ -354,6 +436,64 @@ def _channel_block(graph: RefGraph, step: FusedStep, profile: SizeProfile, elt: 
     return c2
 
 
+def _dw_spare_blocks(
+    graph: RefGraph, step: FusedStep, profile: SizeProfile, options: RknnOptions, block: int, channels: int
+) -> int:
+    """C1 blocks the compiler adds to a split depthwise conv's output (rknn_profiles: `dw_split_input_bytes`).
+
+    A depthwise conv whose input is larger than the target's threshold, and whose output spans more
+    than one depthwise block, is stored with one conv block of channels more."""
+    limit = profile.dw_split_input_bytes
+    if limit is None or channels <= block:
+        return 0
+    dw = next((i for i in step.ops if _is_depthwise(graph, i)), None)
+    if dw is None:
+        return 0
+    source = graph.tensors[graph.ops[dw].inputs[0]]
+    if (source.numel or 0) * _element_bytes(source, options) <= limit:
+        return 0
+    elt, c2 = options.element_bytes, options.c2
+    return max(profile.conv_bytes // elt, c2) // c2
+
+
+def _channel_factor(graph: RefGraph, step: FusedStep, profile: SizeProfile, options: RknnOptions) -> int:
+    """How many times an op's output stores its rounded channels (rknn_profiles): ConvTranspose on some
+    targets, and in fp16 a conv fused with SiLU or with Sigmoid."""
+    if any(graph.ops[i].op_type == "ConvTranspose" for i in step.ops):
+        return 1 if _deconv_scratch(graph, step, profile, options) else profile.deconv_factor
+    if step.op_type == "exSwish":
+        return profile.exswish_factors.get(rknn_dtype(options.dtype), 1)
+    if rknn_dtype(options.dtype) == "fp16":
+        if step.op_type.endswith("Swish"):
+            return profile.swish_fp16_factor
+        if step.op_type == "ConvSigmoid":
+            return profile.sigmoid_fp16_factor
+    return 1
+
+
+def _deconv_scratch(graph: RefGraph, step: FusedStep, profile: SizeProfile, options: RknnOptions) -> bool:
+    """Whether a ConvTranspose keeps its enlarged buffer as scratch and writes a plain output: from the
+    profile's `deconv_plain_since` version on (rk3576 2.5.0 int8: `ConvTranspose40_o0` is stored once,
+    at 1,048,576 B above the free gap it would fit in, which a buffer twice its size fills during the
+    op and the table does not list)."""
+    if profile.deconv_factor == 1 or not any(graph.ops[i].op_type == "ConvTranspose" for i in step.ops):
+        return False
+    since = profile.deconv_plain_since.get(rknn_dtype(options.dtype))
+    current = version_key(options.toolkit) if options.toolkit else None
+    return since is not None and (current is None or current >= since)
+
+
+def _maxpool_tensors(graph: RefGraph, steps: list[FusedStep]) -> set[str]:
+    """The tensors a MaxPool reads or writes (rknn_profiles: `maxpool_factor`, rk2118 stores them 10x:
+    chain_75 `Relu12_o0` (1,64,19,19) 465,920 B and `MaxPool13_o0` (1,64,9,9) 107,520 B)."""
+    out: set[str] = set()
+    for s in steps:
+        if any(graph.ops[i].op_type == "MaxPool" for i in s.ops):
+            out.update(s.inputs)
+            out.update(s.outputs)
+    return out
+
+
 def _plane(shape: tuple[int, ...], plane_align: int) -> int:
     plane = shape[2] * shape[3]
     return align_up(plane, plane_align) if plane > 1 else plane
@@ -377,7 +517,7 @@ def emulate_rknn(graph: RefGraph, chains: Sequence[FusionChain], options: RknnOp
     steps, alias = fuse_steps(graph, chains)
     synthetic: dict[str, tuple[tuple[int, ...], str]] = {}
     if options.profile is not None:
-        steps, synthetic = compiler_rewrites(graph, steps)
+        steps, synthetic = compiler_rewrites(graph, steps, options.toolkit, options.profile)
     # A graph output passed through a removed op (a model ending in Dropout) keeps its producer alive.
     kept = {alias.get(name, name) for name in graph.outputs}
     last_step = max(len(steps) - 1, 0)
@@ -408,6 +548,8 @@ def emulate_rknn(graph: RefGraph, chains: Sequence[FusionChain], options: RknnOp
             tensors.append(
                 RknnTensor(name, shape, native, size, size, None, 0, max(readers.get(name, [0])), True)
             )
+    profile = options.profile
+    pooled = _maxpool_tensors(graph, steps) if profile is not None and profile.maxpool_factor > 1 else set()
     for s in steps:
         for name in s.outputs:
             if name in synthetic:
@@ -429,6 +571,14 @@ def emulate_rknn(graph: RefGraph, chains: Sequence[FusionChain], options: RknnOp
             if profile is not None and c1 is None and t.shape and len(t.shape) == 4:
                 block = _channel_block(graph, s, profile, elt, c2)
                 c1 = -(-t.shape[1] // block) * block // c2 if block % c2 == 0 else None
+                if c1 is not None:
+                    c1 += _dw_spare_blocks(graph, s, profile, options, block, c1 * c2)
+                    # a MaxPool's factor replaces the writer's own (rk2118 yolo: `MaxPool35_o0` 10 x)
+                    c1 *= (
+                        profile.maxpool_factor
+                        if name in pooled
+                        else _channel_factor(graph, s, profile, options)
+                    )
                 native, count = native_layout(
                     t.shape, c2, c1_override=c1, hw_align=max(hw_align, profile.plane_align)
                 )
@@ -448,6 +598,21 @@ def emulate_rknn(graph: RefGraph, chains: Sequence[FusionChain], options: RknnOp
                 quirk = "+".join(q for q in (quirk, "hw-align-4") if q)
             last = last_step if t.is_output or name in kept else max(readers.get(name, [s.index]))
             logical = (t.numel or 0) * elt
+            if profile is not None and _deconv_scratch(graph, s, profile, options):
+                scratch = count * elt * profile.deconv_factor
+                tensors.append(
+                    RknnTensor(
+                        f"{name}_scratch",
+                        t.shape,
+                        native,
+                        scratch,
+                        0,
+                        "deconv-scratch",
+                        s.index,
+                        s.index,
+                        False,
+                    )
+                )
             tensors.append(
                 RknnTensor(name, t.shape, native, count * elt, logical, quirk, s.index, last, False)
             )

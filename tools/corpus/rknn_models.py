@@ -355,6 +355,31 @@ def multi_io(n: _Net) -> onnx.ModelProto:
     return n.model([("image", [1, 3, 64, 64]), ("features", [1, 8, 32, 32])], [y1, y2])
 
 
+def fpn_lite(n: _Net) -> onnx.ModelProto:
+    """A held-out architecture, added after the size profiles were learned (it tests them): inverted
+    residuals with widths 24/36/108/144/192 at 160x160, a residual Add, a SiLU conv, an FPN-style nearest
+    Resize + Concat + Conv, and a Conv + Sigmoid output."""
+    x = n.conv("input", 3, 24, 3, 2)
+    x = n.conv(x, 24, 24, 3, 1, group=24, act="relu6")
+    x = n.conv(x, 24, 36, 1, act="relu6")
+    h = n.conv(x, 36, 108, 1, act="relu6")
+    h = n.conv(h, 108, 108, 3, 2, group=108, act="relu6")
+    c3 = n.conv(h, 108, 48, 1, act=None)
+    h = n.conv(c3, 48, 144, 1, act="relu6")
+    h = n.conv(h, 144, 144, 3, 1, group=144, act="relu6")
+    h = n.conv(h, 144, 48, 1, act=None)
+    (c3,) = n.op("Add", [c3, h])
+    h = n.conv(c3, 48, 192, 1, act="relu6")
+    h = n.conv(h, 192, 192, 3, 2, group=192, act="relu6")
+    c4 = n.conv(h, 192, 72, 1, act="silu")
+    scales = n.const(np.array([1, 1, 2, 2], np.float32))
+    (u,) = n.op("Resize", [c4, "", scales], mode="nearest")
+    (f,) = n.op("Concat", [u, c3], axis=1)
+    f = n.conv(f, 120, 40, 3)
+    y = n.conv(f, 40, 5, 1, act="sigmoid")
+    return n.model([("input", [1, 3, 160, 160])], [y])
+
+
 def refused_custom_op(n: _Net) -> onnx.ModelProto:
     """A conv followed by an op of an unknown domain: the compiler cannot load it."""
     x = n.conv("input", 3, 8, 3, 1)
@@ -394,6 +419,7 @@ MODELS: dict[str, ModelSpec] = {
         ModelSpec("head_1x1", head_1x1),
         ModelSpec("batch2", batch2),
         ModelSpec("multi_io", multi_io),
+        ModelSpec("fpn_lite", fpn_lite),
         ModelSpec("refused_custom_op", refused_custom_op, refused=True),
         ModelSpec("refused_conv3d", refused_conv3d, refused=True),
     ]
