@@ -48,6 +48,9 @@ def start_audit(folder: Path, db: Path, jobs: int) -> subprocess.Popen[str]:
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
+        # A test run started in the background by a shell without job control inherits an ignored SIGINT,
+        # and Python then installs no handler: the child gets the default, as from a terminal.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
 
 
