@@ -305,3 +305,22 @@ def test_perf_total_time_past_int64_is_missing(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["parse", str(path), "-f", "json"])
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
     assert result.exit_code in (0, 1), result.output
+
+
+@pytest.mark.parametrize("digit", ["³", "²", "¹", "⁷", "①"])
+def test_a_digit_that_int_does_not_read_leaves_the_cell_empty(tmp_path: Path, digit: str) -> None:
+    """`str.isdigit()` is true for superscripts and circled digits, which `int()` refuses: a byte flipped
+    into `³` in an ST Edge AI v5 layer row once ended `parse` in `ValueError`. Cells are read as numbers
+    only when every character is a decimal digit; the row is kept and the run still parses."""
+    source = FIXTURES / "mcu" / "10-xcubeai-v5-analyze-report-lstm.txt"
+    lines = source.read_text(encoding="utf-8").splitlines()
+    row = next(i for i, line in enumerate(lines) if "FCN3 (Dense)" in line)
+    lines[row] = lines[row].rstrip() + "         " + digit
+    path = tmp_path / "st.log"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    for fmt in ("text", "markdown", "json"):
+        result = CliRunner().invoke(app, ["parse", str(path), "-f", fmt])
+        assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+        assert result.exit_code in (0, 1), result.output
+    log = parse(path)
+    assert log.line_counts["total"] == len(lines)

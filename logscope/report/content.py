@@ -289,7 +289,7 @@ def _pool_headline(curve: Any, prefix: str) -> list[Headline]:
 
 def _index_ranges(indexes: list[str]) -> str:
     """`["3", "4", "5", "9"]` -> `3–5, 9`."""
-    numbers = sorted(int(i) for i in indexes if i.lstrip("-").isdigit())
+    numbers = sorted(int(i) for i in indexes if i.lstrip("-").isdecimal())
     parts: list[str] = []
     for n in numbers:
         if parts and n == int(parts[-1].split("–")[-1]) + 1:

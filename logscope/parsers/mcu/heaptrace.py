@@ -49,7 +49,7 @@ class HeapTrace(McuState):
                 index,
                 name.strip() or None,
                 delta_bytes,
-                int(total) if total_unit is None and total.isdigit() else to_bytes(total, total_unit),
+                int(total) if total_unit is None and total.isdecimal() else to_bytes(total, total_unit),
                 extra.lstrip(",; ") or None if extra else None,
                 number,
             )

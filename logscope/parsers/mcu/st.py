@@ -103,7 +103,7 @@ class St(Vela):
         rom = macc = None
         connected: list[str] = []
         for token in left.split():
-            if "/" in token and token.replace(",", "").replace("/", "").isdigit():
+            if "/" in token and token.replace(",", "").replace("/", "").isdecimal():
                 rom = _int(token.split("/")[1])  # `param/size`: the size in bytes
             elif _int(token) is not None:
                 macc = _int(token)

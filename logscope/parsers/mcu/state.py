@@ -81,7 +81,7 @@ def _int(value: str | None) -> int | None:
     if value is None or value == "":
         return None
     text = value.replace(",", "")
-    return int(text) if text.isdigit() else None
+    return int(text) if text.isdecimal() else None
 
 
 def _count(value: str | None) -> int | None:

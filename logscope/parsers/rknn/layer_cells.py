@@ -153,7 +153,7 @@ def _tail_converter(plan: tuple[_Step | None, ...]) -> Callable[[list[str]], tup
         kind, slots = step
         token = f"tokens[{i}]"
         if kind == _INT:
-            exprs[slots[0]] = f"(int({token}) if {token}.isdigit() else None)"
+            exprs[slots[0]] = f"(int({token}) if {token}.isdecimal() else None)"
         elif kind == _FLOAT:
             exprs[slots[0]] = f"_float_or_none({token})"
         elif kind == _TEXT:
@@ -161,7 +161,7 @@ def _tail_converter(plan: tuple[_Step | None, ...]) -> Callable[[list[str]], tup
         else:
             body.append(f"    p{i} = {token}.split('/'); ok{i} = len(p{i}) == {len(slots)}")
             for j, slot in enumerate(slots):
-                exprs[slot] = f"(int(p{i}[{j}]) if ok{i} and p{i}[{j}].isdigit() else None)"
+                exprs[slot] = f"(int(p{i}[{j}]) if ok{i} and p{i}[{j}].isdecimal() else None)"
     source = "def convert(tokens):\n" + "".join(f"{line}\n" for line in body)
     source += "    return (" + ", ".join(exprs) + ",)\n"
     namespace: dict[str, Any] = {"_float_or_none": _float_or_none}

@@ -81,7 +81,7 @@ def _shape_bytes(shape: str | None, dtype: str) -> int | None:
 
 
 def _int_or_none(token: str) -> int | None:
-    return int(token) if token.isdigit() else None
+    return int(token) if token.isdecimal() else None
 
 
 def _float_or_none(token: str) -> float | None:
