@@ -318,3 +318,43 @@ def test_trend_rates_regress_downwards(fixtures_db):
     pts = result.points
     falls = pts[(pts["change_pct"] < -1.0)]
     assert pts["regression"].tolist() == pts.index.isin(falls.index).tolist()
+
+
+@pytest.mark.parametrize(
+    "interrupt", [RuntimeError("Query interrupted"), duckdb.InterruptException("INTERRUPT Error")]
+)
+def test_ctrl_c_inside_a_duckdb_statement_stops_the_audit_like_keyboard_interrupt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, interrupt: BaseException
+) -> None:
+    """Ctrl-C while DuckDB runs a statement reaches Python as the client's own exception, not as
+    KeyboardInterrupt: it once ended `audit` as an internal error (exit 3) and could send the batch
+    down the file-by-file path as if the rows were bad. It stops the run, and what was received is
+    committed."""
+    from logscope.audit import AuditInterrupted
+    from logscope.audit.store import Store
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for i in range(3):
+        shutil.copy(MOBILENET, logs / f"b{i}.log")
+        with open(logs / f"b{i}.log", "a", encoding="utf-8") as fh:
+            fh.write(f"I copy {i}\n")  # distinct content: three files, not one
+    real = Store.write_batch
+    calls = {"n": 0}
+
+    def interrupted_once(self: Store, *args: object, **kwargs: object) -> list[int]:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise interrupt
+        return real(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Store, "write_batch", interrupted_once)
+    db = tmp_path / "a.duckdb"
+    with pytest.raises(AuditInterrupted) as stop:
+        audit([str(logs)], db, AuditOptions(batch_files=1))
+    assert stop.value.report.interrupted
+    assert stop.value.report.stored_alone == 0
+    monkeypatch.setattr(Store, "write_batch", real)
+    with duckdb.connect(str(db), read_only=True) as con:
+        stored = con.execute("SELECT count(*) FROM files").fetchone()
+    assert stored is not None and stored[0] >= 1

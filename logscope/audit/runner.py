@@ -36,7 +36,7 @@ from logscope.rules import Config, resolve_config
 
 from . import remote
 from .discover import DEFAULT_PATTERNS, discover
-from .store import KnownFile, KnownPath, Store, first_line, logscope_version, store_errors
+from .store import KnownFile, KnownPath, Store, first_line, is_interrupt, logscope_version, store_errors
 from .worker import FileResult, FileTask, RuleOverrides, audit_file, hash_file
 
 ENGINES = ("local", "dask")
@@ -178,7 +178,9 @@ def audit(
             for result in results:
                 writer.add(result)
             writer.finish()
-        except KeyboardInterrupt:
+        except BaseException as exc:
+            if not is_interrupt(exc):
+                raise
             report.interrupted = True
             _close(results)
             writer.flush()
@@ -380,7 +382,9 @@ class _Writer:
             removed = self.store.write_batch(
                 self.batch, self.batch_paths, self.batch_replace.values(), self.batch_orphans
             )
-        except store_errors():  # one file's rows the store refuses must not cost the others theirs
+        except store_errors() as exc:  # one file's rows the store refuses must not cost the others theirs
+            if is_interrupt(exc):
+                raise
             removed = self._write_each()
         # Counted only once committed: the report describes what the database holds.
         report = self.report
@@ -422,6 +426,8 @@ class _Writer:
             try:
                 removed += self.store.write_batch([(row, tables)], paths, replace)
             except store_errors() as exc:
+                if is_interrupt(exc):
+                    raise
                 reason = f"cannot store this file's rows: {type(exc).__name__}: {first_line(exc)}"
                 row = {
                     k: row.get(k) for k in ("file_id", "sha256", "path", "path_bytes", "size_bytes", "mtime")

@@ -587,6 +587,17 @@ def store_errors() -> tuple[type[BaseException], ...]:
     return (duckdb.Error, ValueError, TypeError, UnicodeError, pa.ArrowException)
 
 
+def is_interrupt(exc: BaseException) -> bool:
+    """Ctrl-C. Arriving while DuckDB runs a statement, the signal reaches Python as the client's own
+    exception (`InterruptException`, or `RuntimeError: Query interrupted` from a scan of an Arrow
+    table), not as KeyboardInterrupt; it must stop the audit like one, never count as a bad file."""
+    if isinstance(exc, KeyboardInterrupt):
+        return True
+    if type(exc).__name__ == "InterruptException":
+        return True
+    return isinstance(exc, RuntimeError) and str(exc).strip() == "Query interrupted"
+
+
 def first_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return text[0] if text else type(exc).__name__
