@@ -617,8 +617,15 @@ def emulate_rknn(graph: RefGraph, chains: Sequence[FusionChain], options: RknnOp
                 RknnTensor(name, t.shape, native, count * elt, logical, quirk, s.index, last, False)
             )
     records = tuple(Record(t.name, t.native_bytes, t.first, t.last) for t in tensors)
+    return _placed(options, steps, tensors, records)
+
+
+def _placed(
+    options: RknnOptions, steps: list[FusedStep], tensors: list[RknnTensor], records: tuple[Record, ...]
+) -> RknnPlan:
+    """The plan of `records` as the compiler places them (first fit), with the greedy plan, the lower
+    bound and the curves beside it: one construction for graphs and for rewritten sequence models."""
     plan = plan_first_fit(records, options.alignment, planner="rknn")
-    greedy = plan_greedy_by_size(records, options.alignment)
     n_steps = len(steps)
     return RknnPlan(
         options=options,
@@ -626,7 +633,7 @@ def emulate_rknn(graph: RefGraph, chains: Sequence[FusionChain], options: RknnOp
         tensors=tensors,
         records=records,
         plan=plan,
-        greedy=greedy,
+        greedy=plan_greedy_by_size(records, options.alignment),
         lower_bound=lower_bound(records),
         curve=high_water_curve(records, plan.offsets, n_steps),
         live=live_curve(records, n_steps),
@@ -651,19 +658,7 @@ def _plan_lowered(lowered: Lowered, options: RknnOptions) -> RknnPlan:
         for b in lowered.buffers
     ]
     records = tuple(Record(b.name, b.size, b.first, b.last) for b in lowered.buffers)
-    plan = plan_first_fit(records, options.alignment, planner="rknn")
-    n = len(steps)
-    return RknnPlan(
-        options=options,
-        steps=steps,
-        tensors=tensors,
-        records=records,
-        plan=plan,
-        greedy=plan_greedy_by_size(records, options.alignment),
-        lower_bound=lower_bound(records),
-        curve=high_water_curve(records, plan.offsets, n),
-        live=live_curve(records, n),
-    )
+    return _placed(options, steps, tensors, records)
 
 
 # --- Replaying a log's own feature-tensor table -------------------------------------------------------
