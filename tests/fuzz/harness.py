@@ -20,8 +20,14 @@ Outcomes of a case:
   worker killed);
 - `memory-bound`: the case ran, but its peak resident memory over the worker's before the case exceeded
   `MEMORY_FIXED_BYTES + MEMORY_PER_INPUT_BYTE` × the input's size (the stated bound, docs/security.md);
-- `timeout`: the case used more than `CASE_CPU_SECONDS` of CPU;
-- `crash`: the worker died another way.
+- `timeout`: logscope used more than `CASE_CPU_SECONDS` of CPU on the case;
+- `crash`: the worker died another way while logscope ran.
+
+Outcomes of the harness itself, never counted as logscope's (the case was not run, or not to its end):
+- `mutation-timeout`: writing the case (the mutators, encoding, compression) used more than
+  `MUTATION_CPU_SECONDS` of CPU, or the worker stopped answering while it wrote the case;
+- `mutation-error`: writing the case raised, or the worker died while it wrote the case.
+Both limits are separate: the mutation step runs under its own CPU limit, then logscope under its own.
 
 Peak memory: before each case the worker resets its kernel high-water mark (`/proc/self/clear_refs`,
 value 5) and reads its resident size; after it, `VmHWM` minus that is the case's peak. The input's size
@@ -49,6 +55,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -61,11 +68,18 @@ MODEL_FAMILIES = ("onnx", "tflite")
 FAMILIES = (*TEXT_FAMILIES, *MODEL_FAMILIES)
 OUTCOMES = ("ok", "refused", "traceback", "memory-limit", "memory-bound", "timeout", "crash")
 BAD_OUTCOMES = ("traceback", "memory-limit", "memory-bound", "timeout", "crash")
+HARNESS_OUTCOMES = ("mutation-timeout", "mutation-error")  # defects of the harness, not of logscope
 
 # Limits of one case. The address-space limit is over the worker's own size after imports (pandas,
 # matplotlib and onnx map several hundred MiB before any case runs).
 CASE_MEMORY_BYTES = 1024 * 1024 * 1024
 CASE_CPU_SECONDS = 30
+# Writing a case takes milliseconds (the largest, 2,000 copies of a line compressed with xz, about a
+# second): a case over this limit is a mutator that is not linear in its input.
+MUTATION_CPU_SECONDS = 10
+# A worker that has not answered after this much wall time (the machine is shared) is stopped: a hang
+# no CPU limit sees (a sleep, a blocked read); its `phase` says whether the harness or logscope hung.
+WALL_SECONDS = (MUTATION_CPU_SECONDS + CASE_CPU_SECONDS) * 6 + 60
 RESTART_EVERY = 400
 CLI_TIMEOUT_SECONDS = 120
 CLI_MEMORY_BYTES = 3 * 1024 * 1024 * 1024  # the whole interpreter: imports included
@@ -147,6 +161,27 @@ class CaseTimeout(BaseException):
     CLI's own last-resort handler does not turn it into an internal-error line)."""
 
 
+class MutationTimeout(BaseException):
+    """Raised by SIGPROF when writing a case runs past `MUTATION_CPU_SECONDS`: a harness defect."""
+
+
+@contextlib.contextmanager
+def cpu_limit(seconds: float, exception: type[BaseException]) -> Iterator[None]:
+    """Raise `exception` in this (main) thread once the process has used `seconds` more of CPU
+    (`ITIMER_PROF`); the previous SIGPROF handler is put back after."""
+
+    def expire(signum: int, frame: Any) -> None:
+        raise exception(f"over {seconds} s of CPU")
+
+    previous = signal.signal(signal.SIGPROF, expire)
+    signal.setitimer(signal.ITIMER_PROF, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, previous)
+
+
 @dataclass
 class Result:
     family: str
@@ -182,13 +217,19 @@ class Summary:
 
     @property
     def bad(self) -> int:
+        """Cases logscope did not end cleanly."""
         return sum(self.counts[o] + self.cli_counts[o] for o in BAD_OUTCOMES)
+
+    @property
+    def harness_defects(self) -> int:
+        """Cases the harness could not write: not logscope outcomes, but the run is not clean either."""
+        return sum(self.counts[o] + self.cli_counts[o] for o in HARNESS_OUTCOMES)
 
     def add(self, result: Result) -> None:
         self.counts[result.outcome] += 1
         self.by_command.setdefault(result.command, Counter())[result.outcome] += 1
         self.command_cpu[result.command] += result.cpu_seconds
-        if result.outcome in BAD_OUTCOMES:
+        if result.outcome in BAD_OUTCOMES or result.outcome in HARNESS_OUTCOMES:
             self.failures.append(result)
         self.largest_input = max(self.largest_input, result.input_bytes)
         name = f"{result.family}/{result.index} {result.command}"
@@ -264,8 +305,10 @@ class Case:
     input_bytes: int
 
 
-def write_case(family: str, seed: int, index: int, folder: Path) -> Case:
-    """Write case `index` of `family` into `folder`."""
+def write_case(family: str, seed: int, index: int, folder: Path, trail: list[str] | None = None) -> Case:
+    """Write case `index` of `family` into `folder`. `trail` receives the fixture and each text mutation
+    as it starts, so a mutation step stopped by its CPU limit says where it was."""
+    trail = [] if trail is None else trail
     rng = case_rng(seed, family, index)
     if family == "onnx":
         from mutate_onnx import mutate_model
@@ -287,7 +330,8 @@ def write_case(family: str, seed: int, index: int, folder: Path) -> Case:
     from mutate import mutate_log
 
     origin, lines = rng.choice(corpus().lines[family])
-    data, suffix, names = mutate_log(list(lines), rng, corpus().all)
+    trail.append(origin.name)
+    data, suffix, names = mutate_log(list(lines), rng, corpus().all, trail)
     path = folder / f"case-{index}{suffix}"
     path.write_bytes(data)
     return Case(path, origin, [origin.name, *names], _plain_size(data, suffix))
@@ -398,10 +442,41 @@ def _chain(args: list[str]) -> list[list[str]]:
     return chain
 
 
-def run_case(family: str, seed: int, index: int, folder: Path, only: tuple[str, ...] = ()) -> Result:
-    """Case `index` of `family` written into `folder` and run through its command in this process."""
+WRITING, RUNNING = 1, 2  # what a worker is doing (`phase`), read by the parent when it stops answering
+
+
+def write_limited(
+    family: str, seed: int, index: int, folder: Path, only: tuple[str, ...] = ()
+) -> Case | Result:
+    """Case `index` written under `MUTATION_CPU_SECONDS` of CPU, or the harness outcome saying why not."""
+    trail: list[str] = []
+    name, _ = command_for(family, index, only)
+    try:
+        with cpu_limit(MUTATION_CPU_SECONDS, MutationTimeout):
+            return write_case(family, seed, index, folder, trail)
+    except MutationTimeout:
+        where = f" (in {trail[-1]})" if trail else ""
+        detail = f"writing the case took over {MUTATION_CPU_SECONDS} s of CPU{where}"
+        return Result(family, index, "mutation-timeout", trail, detail, command=name)
+    except Exception as exc:
+        detail = f"writing the case raised {type(exc).__name__}: {exc}"[:300]
+        return Result(family, index, "mutation-error", trail, detail, command=name)
+
+
+def run_case(
+    family: str, seed: int, index: int, folder: Path, only: tuple[str, ...] = (), phase: Any = None
+) -> Result:
+    """Case `index` of `family` written into `folder` and run through its command in this process, the
+    writing and the command each under its own CPU limit. `phase` (a shared value) is set to `WRITING`,
+    then `RUNNING`, for the parent to tell a hung mutator from a hung logscope."""
     _clean(folder)
-    case = write_case(family, seed, index, folder)
+    if phase is not None:
+        phase.value = WRITING
+    case = write_limited(family, seed, index, folder, only)
+    if isinstance(case, Result):
+        return case
+    if phase is not None:
+        phase.value = RUNNING
     out = folder / "out"
     out.mkdir()
     name, args = case_argv(family, index, case, out, only)
@@ -409,12 +484,13 @@ def run_case(family: str, seed: int, index: int, folder: Path, only: tuple[str, 
     before = _rss()
     result = Result(family, index, "ok", case.mutations, input_bytes=case.input_bytes, command=name)
     try:
-        for argv in _chain(args):
-            code, stderr = run_cli_in_process(argv)
-            result.exit_code = code
-            result.outcome, result.detail = classify(code, stderr)
-            if result.outcome != "ok":
-                break
+        with cpu_limit(CASE_CPU_SECONDS, CaseTimeout):
+            for argv in _chain(args):
+                code, stderr = run_cli_in_process(argv)
+                result.exit_code = code
+                result.outcome, result.detail = classify(code, stderr)
+                if result.outcome != "ok":
+                    break
     except MemoryError:
         result.outcome, result.detail = "memory-limit", "MemoryError out of main"
     except CaseTimeout:
@@ -432,10 +508,6 @@ def run_case(family: str, seed: int, index: int, folder: Path, only: tuple[str, 
 
 
 # ------------------------------------------------------------------------------------ the forked worker
-
-
-def _on_cpu_limit(signum: int, frame: Any) -> None:
-    raise CaseTimeout(f"over {CASE_CPU_SECONDS} s of CPU")
 
 
 def _address_space() -> int:
@@ -521,10 +593,9 @@ def _warm_up() -> None:
         run_cli_in_process(["reference", str(model), "--runtime", "tflm"])
 
 
-def _worker(conn: Any, seed: int, only: tuple[str, ...]) -> None:
+def _worker(conn: Any, seed: int, only: tuple[str, ...], phase: Any) -> None:
     limit = _address_space() + CASE_MEMORY_BYTES
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    signal.signal(signal.SIGPROF, _on_cpu_limit)
     with tempfile.TemporaryDirectory(prefix="logscope-fuzz-") as tmp:
         folder = Path(tmp)
         while True:
@@ -533,13 +604,7 @@ def _worker(conn: Any, seed: int, only: tuple[str, ...]) -> None:
                 return
             family, index = job
             started = time.process_time()
-            signal.setitimer(signal.ITIMER_PROF, CASE_CPU_SECONDS)
-            try:
-                result = run_case(family, seed, index, folder, only)
-            except CaseTimeout:  # the limit fired outside the command (writing the case)
-                result = Result(family, index, "timeout", [], "while writing the case")
-            finally:
-                signal.setitimer(signal.ITIMER_PROF, 0)
+            result = run_case(family, seed, index, folder, only, phase)
             result.cpu_seconds = time.process_time() - started
             conn.send(result)
 
@@ -555,7 +620,10 @@ class Worker:
     def _start(self) -> None:
         context = multiprocessing.get_context("fork")
         self.conn, child = context.Pipe()
-        self.process = context.Process(target=_worker, args=(child, self.seed, self.only), daemon=True)
+        self.phase = context.Value("i", 0, lock=False)
+        self.process = context.Process(
+            target=_worker, args=(child, self.seed, self.only, self.phase), daemon=True
+        )
         self.process.start()
         self.done = 0
 
@@ -575,7 +643,7 @@ class Worker:
             self._start()
         try:
             self.conn.send((family, index))
-            ready = self.conn.poll(CASE_CPU_SECONDS * 6 + 60)  # wall time: the machine is shared
+            ready = self.conn.poll(WALL_SECONDS)
         except OSError:  # the worker died before it read the case
             ready = False
         if ready:
@@ -588,12 +656,16 @@ class Worker:
             except (EOFError, OSError):
                 pass
         code = self.process.exitcode
+        writing = self.phase.value == WRITING
         self.stop()
         outcome = "memory-limit" if code in (-signal.SIGKILL, -signal.SIGSEGV, -signal.SIGABRT) else "crash"
         if code is None:
             outcome = "timeout"
+        if writing:  # the harness's own step: never counted as logscope's
+            outcome = "mutation-timeout" if code is None else "mutation-error"
         name, _ = command_for(family, index, self.only)
-        return Result(family, index, outcome, [], f"worker exit code {code}", command=name)
+        where = " while writing the case" if writing else ""
+        return Result(family, index, outcome, [], f"worker exit code {code}{where}", command=name)
 
 
 # ------------------------------------------------------------------------------------ the CLI sample
@@ -603,7 +675,9 @@ def run_cli_case(family: str, seed: int, index: int, only: tuple[str, ...] = ())
     """Case `index` through `python -m logscope` in a subprocess, under the same kind of limits."""
     with tempfile.TemporaryDirectory(prefix="logscope-fuzz-cli-") as tmp:
         folder = Path(tmp)
-        case = write_case(family, seed, index, folder)
+        case = write_limited(family, seed, index, folder, only)
+        if isinstance(case, Result):
+            return case
         out = folder / "out"
         out.mkdir()
         name, args = case_argv(family, index, case, out, only)
@@ -666,7 +740,7 @@ def run_family(
                 break
             result = worker.run(family, index)
             summary.add(result)
-            if result.outcome in BAD_OUTCOMES and progress is not None:
+            if result.outcome not in ("ok", "refused") and progress is not None:
                 progress.write(
                     f"  {family}/{index}: {result.outcome} {result.command} "
                     f"{result.mutations} {result.detail}\n"
@@ -674,7 +748,7 @@ def run_family(
             if cli_every and index % cli_every == 0:
                 cli = run_cli_case(family, seed, index, only)
                 summary.cli_counts[cli.outcome] += 1
-                if cli.outcome in BAD_OUTCOMES:
+                if cli.outcome not in ("ok", "refused"):
                     summary.failures.append(cli)
             if checkpoint is not None and (index + 1 - start) % 250 == 0:
                 checkpoint(summary)
@@ -694,7 +768,9 @@ def run_family(
 
 
 def format_summary(summaries: list[Summary]) -> str:
+    """The counts per family: logscope's outcomes, then (after `|`) the harness's own defects."""
     head = f"{'family':<10} {'cases':>7} " + " ".join(f"{o:>12}" for o in OUTCOMES)
+    head += " |" + " ".join(f"{o:>17}" for o in HARNESS_OUTCOMES)
     head += f" {'CLI sample':>24} {'CPU s':>7} {'peak MiB':>9} {'max x input':>11}"
     out = [head]
     for s in summaries:
@@ -703,6 +779,8 @@ def format_summary(summaries: list[Summary]) -> str:
         out.append(
             f"{s.family:<10} {s.cases:>7} "
             + " ".join(f"{s.counts[o]:>12}" for o in OUTCOMES)
+            + " |"
+            + " ".join(f"{s.counts[o]:>17}" for o in HARNESS_OUTCOMES)
             + f" {cli:>24} {s.cpu_seconds:>7.0f} {s.peak_bytes / 2**20:>9.1f} {multiple:>11}"
         )
     out.append("")
@@ -722,14 +800,19 @@ def format_summary(summaries: list[Summary]) -> str:
             f"{s.largest_input:,} B; largest peak/input over inputs >= 64 KiB {s.max_multiple:.1f} "
             f"({s.max_multiple_case or 'none'})"
         )
-    failures = [f for s in summaries for f in s.failures]
-    if failures:
+    for title, kinds in (
+        ("failures of logscope", BAD_OUTCOMES),
+        ("defects of the harness (cases not run by logscope)", HARNESS_OUTCOMES),
+    ):
+        failures = [f for s in summaries for f in s.failures if f.outcome in kinds]
+        if not failures:
+            continue
         out.append("")
-        out.append("failures (family/index: outcome, command, mutations, why):")
+        out.append(f"{title} (family/index: outcome, command, mutations, why):")
         seen: Counter[str] = Counter()
         for f in failures:
             seen[f.detail] += 1
             if seen[f.detail] <= 3:
                 out.append(f"  {f.family}/{f.index}: {f.outcome} {f.command} {f.mutations} {f.detail}")
-        out.append(f"  ({len(failures)} failures, {len(seen)} distinct)")
+        out.append(f"  ({len(failures)} cases, {len(seen)} distinct)")
     return "\n".join(out)
