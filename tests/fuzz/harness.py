@@ -44,6 +44,7 @@ import bz2
 import contextlib
 import gzip
 import io
+import json
 import lzma
 import multiprocessing
 import random
@@ -63,6 +64,21 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures"
 TFLITE_FIXTURES = FIXTURES / "tflm-corpus"
+RKNN_COMPILER = FIXTURES / "rknn-compiler"
+# Build logs of fixtures/rknn-compiler/ checked against their models (`check LOG --onnx MODEL`): small
+# models of different shapes (batch 2, a 1x1 head, two inputs and outputs, an LSTM, odd depthwise
+# kernels, attention, a build the compiler refused) over the four toolkit versions. The models are
+# rebuilt by tools/corpus/rknn_models.py with zero weights, as tests/test_compiler_corpus.py does:
+# only shapes matter to `check`, and a rebuilt model is the one the log was compiled from.
+RKNN_CHECK_PAIRS = (
+    "2.5.0/batch2-rk3588-int8",
+    "2.5.0/head_1x1-rk3588-fp16",
+    "2.3.2/multi_io-rk3566-int8",
+    "2.5.0/lstm-rk3588-int8",
+    "2.2.0/dw_odd-rk3576-fp16",
+    "2.3.0/transformer-rk3588-int8",
+    "2.5.0/refused_custom_op-rk3588-int8",
+)
 TEXT_FAMILIES = ("rknn", "mcu", "synthetic")
 MODEL_FAMILIES = ("onnx", "tflite")
 FAMILIES = (*TEXT_FAMILIES, *MODEL_FAMILIES)
@@ -116,6 +132,17 @@ AUDIT_COMMANDS: tuple[tuple[str, tuple[str, ...]], ...] = (
         ("audit", "{in}", "--db", "{out}/a.duckdb", "&&", "trend", "--db", "{out}/a.duckdb", "-f", "csv"),
     ),
 )
+# `check` of an RKNN build log against its ONNX model, in the rknn rotation: `{model}` is the case's
+# model. These cases mutate the log, the model (the ONNX mutations) or both (`write_check_case`).
+RKNN_CHECK_COMMANDS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("check-onnx", ("check", "{in}", "--onnx", "{model}")),
+    ("check-onnx-json", ("check", "{in}", "--onnx", "{model}", "-f", "json")),
+    (
+        "check-onnx-frames",
+        ("check", "{in}", "--onnx", "{model}", "--frames-out", "{out}/f", "--frames-format", "csv"),
+    ),
+    ("check-onnx-plot", ("check", "{in}", "--onnx", "{model}", "--plot", "{out}/c.png")),
+)
 PLOT_KINDS = ("memory", "address-map", "breakdown", "fragmentation", "perf")
 MODEL_COMMANDS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
     "onnx": (
@@ -136,9 +163,17 @@ MODEL_COMMANDS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
 }
 
 
+FAMILY_COMMANDS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
+    "rknn": (*LOG_COMMANDS, *RKNN_CHECK_COMMANDS),
+    "mcu": LOG_COMMANDS,
+    "synthetic": LOG_COMMANDS,
+    **MODEL_COMMANDS,
+}
+
+
 def commands(family: str, only: tuple[str, ...] = ()) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """The commands rotated over `family`'s cases; `only`: those named (the audit ones included)."""
-    table = MODEL_COMMANDS.get(family, LOG_COMMANDS)
+    table = FAMILY_COMMANDS[family]
     if not only:
         return table
     extra = AUDIT_COMMANDS if family in TEXT_FAMILIES else ()
@@ -273,6 +308,31 @@ class _Corpus:
             for p in sorted(TFLITE_FIXTURES.glob("*.tflite"))
             if p.stat().st_size < 64 * 1024 and p.with_suffix(".txt").exists()
         ]
+        builds = json.loads((RKNN_COMPILER / "manifest.json").read_text())["builds"]
+        self.check_pairs = [check_pair(build, builds) for build in RKNN_CHECK_PAIRS]
+
+
+@dataclass
+class CheckPair:
+    log: Path  # a build log of fixtures/rknn-compiler/ (gzipped)
+    lines: list[str]
+    model_name: str
+    model: bytes  # the ONNX model it was built from, rebuilt with zero weights
+
+
+def check_pair(build_id: str, builds: list[dict[str, Any]]) -> CheckPair:
+    """The build log `build_id` of the RKNN compiler corpus (`builds`: its manifest) and its model,
+    rebuilt."""
+    sys.path.insert(0, str(ROOT / "tools" / "corpus"))
+    try:
+        import rknn_models
+    finally:
+        sys.path.pop(0)
+    (build,) = [b for b in builds if b["id"] == build_id]
+    log = RKNN_COMPILER / build["log"]
+    lines = gzip.decompress(log.read_bytes()).decode("utf-8", "replace").split("\n")
+    model = rknn_models.build(build["model"], "zeros").SerializeToString()
+    return CheckPair(log, lines, build["model"], model)
 
 
 _CORPUS: _Corpus | None = None
@@ -303,13 +363,24 @@ class Case:
     origin: Path | None  # the fixture it was mutated from (the other side of `diff`)
     mutations: list[str]
     input_bytes: int
+    model: Path | None = None  # the model `check` reads beside the log
 
 
-def write_case(family: str, seed: int, index: int, folder: Path, trail: list[str] | None = None) -> Case:
-    """Write case `index` of `family` into `folder`. `trail` receives the fixture and each text mutation
-    as it starts, so a mutation step stopped by its CPU limit says where it was."""
+def write_case(
+    family: str,
+    seed: int,
+    index: int,
+    folder: Path,
+    trail: list[str] | None = None,
+    only: tuple[str, ...] = (),
+) -> Case:
+    """Write case `index` of `family` into `folder` (a log and a model when its command is a `check`).
+    `trail` receives the fixture and each text mutation as it starts, so a mutation step stopped by its
+    CPU limit says where it was."""
     trail = [] if trail is None else trail
     rng = case_rng(seed, family, index)
+    if command_for(family, index, only)[0].startswith("check-onnx"):
+        return write_check_case(rng, index, folder, trail)
     if family == "onnx":
         from mutate_onnx import mutate_model
 
@@ -337,6 +408,38 @@ def write_case(family: str, seed: int, index: int, folder: Path, trail: list[str
     return Case(path, origin, [origin.name, *names], _plain_size(data, suffix))
 
 
+def write_check_case(rng: random.Random, index: int, folder: Path, trail: list[str]) -> Case:
+    """A build log and its model (`RKNN_CHECK_PAIRS`): the log mutated (45 %), the model (35 %, the
+    ONNX family's mutations) or both (20 %); the side left alone is written as it is."""
+    import onnx
+    from mutate import mutate_log
+    from mutate_onnx import mutate_onnx
+
+    pair = rng.choice(corpus().check_pairs)
+    roll = rng.random()
+    sides = "log" if roll < 0.45 else "model" if roll < 0.80 else "both"
+    trail += [pair.log.name, f"mutated: {sides}"]
+    names = [pair.log.name, pair.model_name, f"mutated: {sides}"]
+    if sides == "model":
+        data, suffix, size = pair.log.read_bytes(), ".log.gz", sum(len(line) + 1 for line in pair.lines)
+    else:
+        data, suffix, log_names = mutate_log(list(pair.lines), rng, corpus().all, trail)
+        names += log_names
+        size = _plain_size(data, suffix)
+    path = folder / f"case-{index}{suffix}"
+    path.write_bytes(data)
+    model = pair.model
+    if sides != "log":
+        trail.append("onnx mutations")
+        model, side, model_names = mutate_onnx(onnx.load_from_string(pair.model), rng)
+        names += model_names
+        for name, content in side.items():
+            (folder / name).write_bytes(content)
+    model_path = folder / f"case-{index}.onnx"
+    model_path.write_bytes(model)
+    return Case(path, pair.log, names, size + len(model), model_path)
+
+
 def case_argv(
     family: str, index: int, case: Case, out: Path, only: tuple[str, ...] = ()
 ) -> tuple[str, list[str]]:
@@ -347,6 +450,7 @@ def case_argv(
         "{origin}": str(origin) if origin is not None else str(case.path),
         "{out}": str(out),
         "{trace}": str(origin.with_suffix(".txt")) if origin is not None else "",
+        "{model}": str(case.model) if case.model is not None else "",
     }
     args = []
     for arg in argv:
@@ -453,7 +557,7 @@ def write_limited(
     name, _ = command_for(family, index, only)
     try:
         with cpu_limit(MUTATION_CPU_SECONDS, MutationTimeout):
-            return write_case(family, seed, index, folder, trail)
+            return write_case(family, seed, index, folder, trail, only)
     except MutationTimeout:
         where = f" (in {trail[-1]})" if trail else ""
         detail = f"writing the case took over {MUTATION_CPU_SECONDS} s of CPU{where}"
@@ -591,6 +695,11 @@ def _warm_up() -> None:
         model.write_bytes(conv_chain().SerializeToString())
         run_cli_in_process(["reference", str(model), "--plot", str(out / "r.png"), "-f", "json"])
         run_cli_in_process(["reference", str(model), "--runtime", "tflm"])
+        pair = corpus().check_pairs[0]
+        (out / "pair.onnx").write_bytes(pair.model)
+        run_cli_in_process(
+            ["check", str(pair.log), "--onnx", str(out / "pair.onnx"), "--plot", str(out / "c.png")]
+        )
 
 
 def _worker(conn: Any, seed: int, only: tuple[str, ...], phase: Any) -> None:

@@ -163,3 +163,65 @@ def test_a_worker_hung_in_the_mutation_step_is_a_mutation_timeout(monkeypatch: p
         worker.stop()
     assert result.outcome == "mutation-timeout", result
     assert "while writing the case" in result.detail
+
+
+# ------------------------------------------------------------------ check: RKNN build logs against ONNX
+
+
+def test_the_rknn_rotation_checks_build_logs_against_their_models(tmp_path: Path) -> None:
+    """`check LOG --onnx MODEL` is in the rknn rotation; its cases mutate the log, the model or both,
+    and write the other side as it is."""
+    names = [name for name, _ in harness.commands("rknn")]
+    assert {"check-onnx", "check-onnx-json", "check-onnx-frames", "check-onnx-plot"} <= set(names)
+    pairs = {p.log.name: p for p in harness.corpus().check_pairs}
+    sides, models_changed = set(), 0
+    for index in range(len(names) * 12):
+        name, _ = harness.command_for("rknn", index)
+        if not name.startswith("check-onnx"):
+            continue
+        folder = tmp_path / str(index)
+        folder.mkdir()
+        case = harness.write_case("rknn", 1, index, folder)
+        _, args = harness.case_argv("rknn", index, case, folder / "out")
+        assert args[:4] == ["check", str(case.path), "--onnx", str(case.model)]
+        pair = pairs[case.mutations[0]]
+        side = case.mutations[2].removeprefix("mutated: ")
+        sides.add(side)
+        if side == "log":
+            assert case.model.read_bytes() == pair.model
+        else:
+            models_changed += case.model.read_bytes() != pair.model
+        assert (case.path.read_bytes() == pair.log.read_bytes()) == (side == "model")
+    assert sides == {"log", "model", "both"} and models_changed
+
+
+@pytest.mark.parametrize("build", harness.RKNN_CHECK_PAIRS)
+def test_each_check_pair_is_a_log_and_the_model_it_was_built_from(
+    build: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pair's model is the graph the log was compiled from: rebuilt with its random weights it hashes
+    to the manifest's `model_sha256`, and the zero-weight copy the harness uses differs only in the
+    weights' values. `check` of the unmutated pair runs clean."""
+    import hashlib
+    import json
+
+    import onnx
+
+    monkeypatch.syspath_prepend(str(harness.ROOT / "tools" / "corpus"))
+    import rknn_models
+
+    manifest = json.loads((harness.RKNN_COMPILER / "manifest.json").read_text())["builds"]
+    (entry,) = [b for b in manifest if b["id"] == build]
+    (pair,) = [p for p in harness.corpus().check_pairs if p.log == harness.RKNN_COMPILER / entry["log"]]
+    compiled = rknn_models.build(entry["model"])
+    assert hashlib.sha256(compiled.SerializeToString()).hexdigest() == entry["model_sha256"]
+    used = onnx.load_from_string(pair.model)
+    for graph in (compiled.graph, used.graph):
+        for init in graph.initializer:
+            init.ClearField("raw_data")
+            init.ClearField("float_data")
+    assert used == compiled
+    model = tmp_path / "m.onnx"
+    model.write_bytes(pair.model)
+    code, stderr = harness.run_cli_in_process(["check", str(pair.log), "--onnx", str(model)])
+    assert harness.classify(code, stderr)[0] == "ok", stderr
