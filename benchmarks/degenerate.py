@@ -11,6 +11,9 @@ detection accepts it):
 - blank runs: 256 lines of 16 KB (the longest line the lexer reads) shaped as the ones that made
   terminals backtrack, a blank run ending in a stray character, bare and behind each logger prefix;
   once after a toolkit banner (RKNN grammar), once after a heap trace's first lines (MCU grammar);
+- blank runs at the bound: 4,096 lines each holding a run of `MAX_BLANK_RUN` blanks (the longest run
+  the lexers read; a longer one leaves the line unparsed at once), same shapes, both grammars: what a
+  line of blanks costs when every terminal still has to walk it;
 - a 300 KB heap-trace line: a heap trace whose op line grew a 300 KB blank run before its name (a fuzz
   case that took 19 s when the HEAP_OP terminal backtracked), then 10,000 ordinary ops.
 
@@ -35,6 +38,8 @@ ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks" / "out"
 REAL = ROOT / "fixtures" / "rknn" / "09-build-verbose-mobilenetv1-rv1106-tk2-1.5.2-simulator.log"
 RATIO_TARGET = 3.0
+# logscope.parsers.grammar.MAX_BLANK_RUN, not imported: the inputs are made before logscope is loaded
+MAX_BLANK_RUN = 1024
 
 _CHILD = r"""
 import json, sys
@@ -81,9 +86,11 @@ def inputs() -> dict[str, Path]:
         "one 200 MB line": OUT / "degenerate-long-line-200mb.log",
         "256 blank-run lines (RKNN)": OUT / "degenerate-blank-runs.log",
         "256 blank-run lines (MCU)": OUT / "degenerate-blank-runs-mcu.txt",
+        "4,096 lines, 1,024-blank run (RKNN)": OUT / "degenerate-blank-bound.log",
+        "4,096 lines, 1,024-blank run (MCU)": OUT / "degenerate-blank-bound-mcu.txt",
         "300 KB heap-trace line": OUT / "degenerate-heap-long-line.txt",
     }
-    real, one_word, heap, long_line, blank_runs, blank_runs_mcu, heap_long = made.values()
+    real, one_word, heap, long_line, blank_runs, blank_runs_mcu, bound, bound_mcu, heap_long = made.values()
     if not real.exists():
         text = REAL.read_text(encoding="utf-8")
         real.write_text(text * (8_000_000 // len(text)), encoding="utf-8")
@@ -103,6 +110,11 @@ def inputs() -> dict[str, Path]:
     for path, head in ((blank_runs, BANNER), (blank_runs_mcu, HEAP_HEAD)):
         if not path.exists():
             path.write_text(head + "\n".join(lines[:256]) + "\n", encoding="utf-8")
+    run = " " * MAX_BLANK_RUN
+    at_bound = [start + run + "x" for start in _BLANK_RUN_STARTS] * 586
+    for path, head in ((bound, BANNER), (bound_mcu, HEAP_HEAD)):
+        if not path.exists():
+            path.write_text(head + "\n".join(at_bound[:4096]) + "\n", encoding="utf-8")
     if not heap_long.exists():
         with heap_long.open("w", encoding="utf-8") as out:
             out.write(HEAP_HEAD)
