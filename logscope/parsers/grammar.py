@@ -285,7 +285,7 @@ class LineLexer:
     @functools.cache  # noqa: B019 - one lexer per grammar and process
     def _alternative(self, name: str) -> str:
         """Terminal `name` as one branch of an alternation: named after it, fields renamed `NAME__field`."""
-        renamed = _NAMED_GROUP.sub(lambda m: f"(?P<{name}__{m.group(1)}>", self._plan.terminals[name])
+        renamed = _NAMED_GROUP.sub(lambda m: f"(?P<{name}__{m.group(1)}>", self._regexp(name))
         # A body terminal must cover the whole line: a partial match is not a classification.
         end = "" if name.endswith(_PREFIX_SUFFIX) else r"\Z"
         return f"(?P<{name}>{renamed}){end}"
@@ -341,8 +341,9 @@ class LineLexer:
         self._compiled()
         return regex
 
+    @functools.cache  # noqa: B019 - one lexer per grammar and process
     def _regexp(self, name: str) -> str:
-        return self._plan.terminals[name]
+        return possessive_lead(self._plan.terminals[name])
 
     def _anchored(self, name: str) -> str:
         """A terminal as its alternation tries it: prefixes match a start, bodies the whole line."""
@@ -479,6 +480,28 @@ def _first_of_item(op: Any, arg: Any) -> tuple[set[int] | None, bool]:
     if op in (c.AT, c.ASSERT, c.ASSERT_NOT):  # anchors and lookarounds consume nothing, only narrow
         return set(), True
     return None, True  # ANY, NOT_LITERAL, GROUPREF, lookarounds...: could start anywhere
+
+
+def possessive_lead(regexp: str) -> str:
+    """The regex with a leading blank run (`[ \t]*`, ` +`, ...) made possessive when that changes no match.
+
+    Most terminals start with optional indentation. On a line that is a long run of blanks, the greedy
+    run gives its blanks back one at a time, and what follows is tried after each: 30-60 terminals per
+    context did that on every blank line. When what follows can neither start with a blank nor match
+    nothing (its first characters, `_first_buckets`), giving a blank back can never let it match, so the
+    possessive form matches exactly the same strings, in one pass.
+    """
+    lead = _LEADING_BLANKS.match(regexp)
+    if lead is None or lead.end() == len(regexp):
+        return regexp
+    firsts = _first_buckets(regexp[lead.end() :])
+    if firsts is None or _END in firsts or ord(" ") in firsts or ord("\t") in firsts:
+        return regexp
+    return f"{lead.group(1)}{lead.group(2)}+{regexp[lead.end() :]}"
+
+
+# `[ \t]*`, `[ \t]+`, ` *`, ` +` (tab written as a tab or as `\t`), not already possessive or lazy.
+_LEADING_BLANKS = re.compile(r"(\[ (?:\t|\\t)\]|\[(?:\t|\\t) \]| )([*+])(?![*+?{])")
 
 
 def requires_outside(regexp: str, allowed: frozenset[str]) -> bool:
