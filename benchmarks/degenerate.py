@@ -24,7 +24,8 @@ For each: `logscope.parse` CPU seconds (best of 2, one run for inputs over 100 M
 MB/s, the ratio real RKNN MB/s ÷ its MB/s, and the ratio of its own family's real log (the target, at
 most 3: degenerate input must not read much slower than real input of the same format); then the peak
 RSS of the parse in a fresh child process (VmHWM minus the RSS after imports) as a multiple of the file
-size. Figures go to benchmarks/out/degenerate-results.json. Nothing is asserted on timings: a missed target prints MISSED.
+size. Figures go to benchmarks/out/degenerate-results.json. Nothing is asserted on timings: a missed
+target prints MISSED.
 
 Usage: python benchmarks/degenerate.py [--only WORD]   (inputs whose label contains WORD)
 """
