@@ -5,9 +5,9 @@ A worker is forked once from a parent that has imported everything a command use
 after case: it writes the mutated file, sets `sys.argv` and calls `logscope.cli.main` (the console
 script's own function: typer parsing, every command, the one-line error and internal-error paths),
 with stdout and stderr captured and the `SystemExit` code kept. A case costs its command's work, not
-an interpreter start. The command is rotated over the cases of a family (`COMMANDS`), so every command
-sees its share of every family. A worker is replaced after a case that did not end cleanly and every
-`RESTART_EVERY` cases.
+an interpreter start. The command is rotated over the cases of a family (`FAMILY_COMMANDS`), so every
+command sees its share of every family. A worker is replaced after a case that did not end cleanly and
+every `RESTART_EVERY` cases.
 
 Outcomes of a case:
 - `ok`: exit 0 or 1 (1: a finding at or above --fail-on), nothing but `wrote ...` lines or findings
