@@ -63,7 +63,7 @@ def _pick_line(
 def _has_three_words(line: str) -> bool:
     """Whether the line has three whitespace-separated words: what `\\S+\\s+\\S+\\s+\\S+` found, in one
     pass. That pattern, searched, backtracked over every start in a long run of non-space characters:
-    quadratic in the line, over 200 s on one 140 KB line that `long_line` made of a rule `-----`.
+    quadratic in the line: over 428 s on one 140 KB line that `long_line` made of a rule `-----`.
     `str.split()` and the pattern's `\\s` split on the same (Unicode) whitespace."""
     return len(line.split(maxsplit=2)) == 3
 
