@@ -8,7 +8,8 @@ detection accepts it):
   the other, repeated to ~8 MB: the baseline of the MCU inputs (the MCU grammar is slower per byte on
   real logs: many of its terminals look for a word anywhere in the line);
 - one-word messages: a toolkit banner, then 1,000,000 lines `I x` (4 MB): every line a message row, the
-  fewest bytes per row;
+  fewest bytes per row; and 1,000,000 lines of distinct words under all four levels (`D w0`, `I w1`, ...),
+  so nothing is the same from line to line;
 - many ops: a per-op heap trace of 1,000,000 ops (57 MB) in one inference;
 - one long line: a toolkit banner, then a single 200 MB message line;
 - blank runs: 256 lines of 16 KB (the longest line the lexer reads) shaped as the ones that made
@@ -90,6 +91,7 @@ def inputs() -> dict[str, tuple[Path, str]]:
         "real RKNN (09 repeated)": OUT / "degenerate-real.log",
         "real MCU (TFLM corpus)": OUT / "degenerate-real-mcu.txt",
         "1,000,000 `I x` lines": OUT / "degenerate-one-word-v2.log",
+        "1,000,000 lines, distinct words": OUT / "degenerate-distinct-words.log",
         "1,000,000-op heap trace": OUT / "degenerate-heap-1m.txt",
         "one 200 MB line": OUT / "degenerate-long-line-200mb.log",
         "256 blank-run lines (RKNN)": OUT / "degenerate-blank-runs.log",
@@ -98,9 +100,19 @@ def inputs() -> dict[str, tuple[Path, str]]:
         "4,096 lines, 1,024-blank run (MCU)": OUT / "degenerate-blank-bound-mcu.txt",
         "300 KB heap-trace line": OUT / "degenerate-heap-long-line.txt",
     }
-    real, real_mcu, one_word, heap, long_line, blank_runs, blank_runs_mcu, bound, bound_mcu, heap_long = (
-        made.values()
-    )
+    (
+        real,
+        real_mcu,
+        one_word,
+        distinct,
+        heap,
+        long_line,
+        blank_runs,
+        blank_runs_mcu,
+        bound,
+        bound_mcu,
+        heap_long,
+    ) = made.values()
     if not real.exists():
         text = REAL.read_text(encoding="utf-8")
         real.write_text(text * (8_000_000 // len(text)), encoding="utf-8")
@@ -109,6 +121,11 @@ def inputs() -> dict[str, tuple[Path, str]]:
         real_mcu.write_text(text * max(1, 8_000_000 // len(text)), encoding="utf-8")
     if not one_word.exists():
         one_word.write_text(BANNER + "I x\n" * 1_000_000, encoding="utf-8")
+    if not distinct.exists():
+        levels = "DIWE"
+        distinct.write_text(
+            BANNER + "".join(f"{levels[i % 4]} w{i}\n" for i in range(1_000_000)), encoding="utf-8"
+        )
     if not heap.exists():
         with heap.open("w", encoding="utf-8") as out:
             out.write(HEAP_HEAD)

@@ -27,7 +27,7 @@ from logscope.parsers.grammar import (
     requires_outside,
 )
 from logscope.parsers.rknn.assembler import RknnAssembler
-from logscope.parsers.rknn.bulk import MIN_RUN, category_substrings, run_regex
+from logscope.parsers.rknn.bulk import MIN_RUN, category_substrings, run_regex, split_runs
 
 BANNER = "W __init__: rknn-toolkit2 version: 1.5.2+b642f30c"
 WORD = frozenset(string.ascii_letters + string.digits + "_")
@@ -178,7 +178,7 @@ def test_the_shipped_grammar_and_categories_allow_the_fast_path() -> None:
     regex = run_regex(load_line_grammar("rknn").lexer)
     assert regex is not None
     assert category_substrings() is not None
-    assert f"{{{MIN_RUN},}}" in regex.pattern
+    assert regex.pattern.startswith("\\n(?!")
     line_class = re.search(r"\[DIWE\] \[([^\]]+)\]", regex.pattern)
     assert line_class is not None
     firsts = line_class.group(1)
@@ -190,7 +190,7 @@ def test_every_run_line_classifies_as_plain() -> None:
     lexer = load_line_grammar("rknn").lexer
     regex = run_regex(lexer)
     assert regex is not None
-    line = re.compile(regex.pattern.replace(f"{{{MIN_RUN},}}", ""))
+    line = re.compile(regex.pattern[len("\\n(?!") : -1])
     candidates = [f"{lv} {w}" for lv in "DIWE" for w in ("x", "abc def", "Error", "rknn building done")]
     candidates += ["  I Optimizing network with ", "\tW x", "I done", "E Killed", "I 0 1 2"]
     for text in candidates:
@@ -288,3 +288,19 @@ def test_refused_is_linear_in_how_blanks_are_laid_out() -> None:
     assert not refused(line)
     assert refused(line + " ")
     assert refused(" " * (MAX_BLANK_RUN + 1) + "x")
+
+
+def test_split_runs_finds_every_run_of_the_minimum_length_and_no_shorter() -> None:
+    regex = run_regex(load_line_grammar("rknn").lexer)
+    assert regex is not None
+    shape = [("plain", MIN_RUN), ("other", 1), ("plain", MIN_RUN - 1), ("other", 2), ("plain", 40), ("", 1)]
+    shape += [("plain", MIN_RUN)]
+    lines: list[str] = []
+    for kind, count in shape:
+        lines += [{"plain": "I w", "other": "x y", "": ""}[kind]] * count
+    text = "\n" + "\n".join(lines) + "\n"
+    runs = list(split_runs(text, regex.finditer(text)))
+    assert [(a, b) for a, b, _ in runs] == [(0, 32), (66, 106), (107, 139)]
+    for first, stop, (start, end) in runs:
+        middle = text[start:end].split("\n")[:-1]
+        assert middle == lines[first + 1 : stop - 1]

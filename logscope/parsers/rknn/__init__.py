@@ -181,7 +181,7 @@ def _parse_lines(source: LogSource, blocks: Iterable[tuple[list[str], list[int]]
         if runs is None or categories is None or not _may_hold_run(lines):
             feed_each(lines, numbers)
             return
-        text = "\n".join(lines) + "\n"
+        text = "\n" + "\n".join(lines) + "\n"  # every line between two newlines (`bulk.run_regex`)
         done = 0
         for first, stop, middle in split_runs(text, runs.finditer(text)):
             feed_each(lines[done : first + 1], numbers[done : first + 1])

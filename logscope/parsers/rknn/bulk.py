@@ -5,7 +5,7 @@ fifteen times a real log's cost per byte. Such lines are the cheapest to recogni
 scanned with one regex for runs of them, in C, and a run's middle lines become one `MessageRun` of
 columns. What makes that exact, not a guess:
 
-- **The run regex accepts only lines `classify` reads as `PY_PREFIX` + `PY_PLAIN`.** The lines are
+- **The run regex's line pattern accepts only lines `classify` reads as `PY_PREFIX` + `PY_PLAIN`.** The lines are
   `[ \t]*[DIWE] ` and a body of ASCII word characters and spaces that starts with a word character
   (at most `_MAX_BODY` characters, far under every line limit). Each terminal `classify` would try on
   such a body before `PY_PLAIN` is proven unable to match it (`grammar.requires_outside`: every string
@@ -59,8 +59,10 @@ class MessageRun:
 
 
 def run_regex(lexer: LineLexer) -> re.Pattern[str] | None:
-    """The regex whose matches are runs of at least `MIN_RUN` plain-message lines (each ending in
-    a newline) of a block joined with newlines, or None when exactness cannot be shown."""
+    """The regex that finds, in a block joined as `"\n" + "\n".join(lines) + "\n"`, the newline before
+    each line that is *not* a plain message (and the last newline), or None when exactness cannot be
+    shown. Runs are the gaps between its matches (`split_runs`): searching for the exceptions with
+    one look-ahead per line is 3x faster than matching the runs as repeated groups."""
     plan = lexer._plan
     if plan.terminals.get("PY_PREFIX") != _PY_PREFIX or "PY_PLAIN" not in plan.order.get("PY_PREFIX", []):
         return None
@@ -86,7 +88,7 @@ def run_regex(lexer: LineLexer) -> re.Pattern[str] | None:
         return None
     indent, body = f"[ \\t]{{0,{_MAX_INDENT}}}", f"[A-Za-z0-9_ ]{{0,{_MAX_BODY - 1}}}"
     line = f"{''.join(guards)}{indent}[DIWE] [{re.escape(firsts)}]{body}\\n"
-    return re.compile(f"(?m)^(?:{line}){{{MIN_RUN},}}")
+    return re.compile(f"\\n(?!{line})")
 
 
 def _line_guard(anchored: str) -> str | None:
@@ -150,17 +152,22 @@ def category_substrings() -> tuple[tuple[str, ...], tuple[str, ...]] | None:
     return tuple(sorted(exact)), tuple(sorted(folded))
 
 
-def split_runs(text: str, runs: Iterable[re.Match[str]]) -> Iterator[tuple[int, int, tuple[int, int]]]:
-    """Per run: its line indices [first, stop) in `text`, and the character span of its middle lines
-    (all but the first and the last)."""
+def split_runs(text: str, exceptions: Iterable[re.Match[str]]) -> Iterator[tuple[int, int, tuple[int, int]]]:
+    """Runs of at least `MIN_RUN` plain-message lines in `text` (a block joined as `run_regex` says),
+    from the newlines before the lines that are not plain messages: per run, its line indices
+    [first, stop) and the character span of its middle lines (all but the first and the last)."""
+    previous, previous_at = -1, 0  # the last line that is not a plain message, and its newline
     line = pos = 0
-    for run in runs:
-        start, end = run.span()
-        line += text.count("\n", pos, start)
-        count = text.count("\n", start, end)
-        middle = (text.index("\n", start) + 1, text.rindex("\n", start, end - 1) + 1)
-        yield line, line + count, middle
-        line, pos = line + count, end
+    for m in exceptions:
+        at = m.start()
+        line += text.count("\n", pos, at)  # the line after the newline at `at` (the text opens with one)
+        pos = at
+        if line - previous - 1 >= MIN_RUN:
+            first_start = text.index("\n", previous_at + 1) + 1 if previous >= 0 else 1
+            middle_start = text.index("\n", first_start) + 1
+            middle_end = text.rindex("\n", 0, at) + 1
+            yield previous + 1, line, (middle_start, middle_end)
+        previous, previous_at = line, at
 
 
 def named_lines(texts: list[str], substrings: tuple[tuple[str, ...], tuple[str, ...]]) -> list[int]:
