@@ -18,10 +18,11 @@ from typing import Any
 
 from logscope.io import LogSource, LogText
 from logscope.model import ParsedLog
-from logscope.parsers.grammar import MAX_BLANK_RUN, load_line_grammar, refused
+from logscope.parsers.grammar import MAX_BLANK_RUN, LineLexer, load_line_grammar, refused
 from logscope.parsers.mcu.assembler import McuAssembler
 from logscope.parsers.mcu.state import HEAP_FIELDS, to_bytes
 from logscope.parsers.mcu.vocabulary import format_of, is_evidence
+from logscope.parsers.runs import may_hold_run, split_runs, unrecognised_run_regex
 
 __all__ = ["format_of", "is_evidence", "parse_mcu", "parse_mcu_blocks", "to_bytes"]
 
@@ -36,6 +37,15 @@ def _heap_shortcut() -> tuple[Callable[[str], re.Match[str] | None], tuple[int, 
     lexer = load_line_grammar("mcu").lexer
     heap, prefix = lexer.terminal_regex("HEAP_OP"), lexer.terminal_regex("ESP_PREFIX")
     return heap.match, tuple(heap.groupindex[name] for name in HEAP_FIELDS), prefix.match
+
+
+# Every line of a run of unrecognised lines (`runs.unrecognised_run_regex`) starts so.
+_WORDS_ONLY = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_ ]*\Z")
+
+
+@functools.cache
+def _unrecognised_runs(lexer: LineLexer) -> re.Pattern[str] | None:
+    return unrecognised_run_regex(lexer)
 
 
 def parse_mcu(text: LogText) -> ParsedLog:
@@ -81,8 +91,25 @@ def _parse(source: LogSource, blocks: Iterable[tuple[list[str], list[int]]]) -> 
             kind, fields = classify(line)
             feed(kind, fields, line, number)
 
+    runs = _unrecognised_runs(load_line_grammar("mcu").lexer)
+
+    def feed_runs(lines: list[str], numbers: list[int]) -> None:
+        """Runs of lines no terminal but `OTHER` takes go to the assembler as one run of unparsed rows
+        (their first and last lines one by one, so the state they leave is the ordinary one)."""
+        if runs is None or not may_hold_run(lines, _WORDS_ONLY):
+            feed_block(lines, numbers)
+            return
+        text = "\n" + "\n".join(lines) + "\n"  # every line between two newlines (`runs.split_runs`)
+        done = 0
+        for first, stop, _middle in split_runs(text, runs.finditer(text)):
+            feed_block(lines[done : first + 1], numbers[done : first + 1])
+            done = stop - 1
+            if not assembler.unrecognised_run(lines[first + 1 : done], numbers[first + 1 : done]):
+                feed_block(lines[first + 1 : done], numbers[first + 1 : done])
+        feed_block(lines[done:], numbers[done:])
+
     # The base counts a physical line once when `logscope.io` split it into several logical lines.
-    assembler.feed_lines(blocks, feed_block)
+    assembler.feed_lines(blocks, feed_runs, located=feed_block)
     try:
         return assembler.finish()
     finally:

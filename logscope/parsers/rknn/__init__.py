@@ -26,8 +26,9 @@ from logscope.io import LogSource, LogText
 from logscope.model import ParsedLog
 from logscope.parsers.grammar import MAX_BLANK_RUN, Fields, LineLexer, load_line_grammar, refused
 from logscope.parsers.rknn.assembler import RknnAssembler
-from logscope.parsers.rknn.bulk import MIN_RUN, category_substrings, named_lines, run_regex, split_runs
+from logscope.parsers.rknn.bulk import category_substrings, named_lines, run_regex
 from logscope.parsers.rknn.state import _LAYER_FIELDS, _QUIET_NOISE, _TENSOR_FIELDS
+from logscope.parsers.runs import may_hold_run, split_runs
 
 __all__ = ["parse_rknn", "parse_rknn_blocks"]
 
@@ -37,16 +38,8 @@ _PLAIN_LEVEL = re.compile(r"^[ \t]*([DIWE]) ", re.MULTILINE)
 _PLAIN_TEXT = re.compile(r"^[ \t]*[DIWE] (.*)$", re.MULTILINE)
 
 
-# Every run of `MIN_RUN` lines holds two consecutive lines of every `_STRIDE`-th: a block where no two
-# such samples start like a plain message holds no run, and is not joined and scanned (a real log).
-_STRIDE = MIN_RUN // 2
+# Every run line starts so (`runs.may_hold_run`).
 _PLAIN_START = re.compile(r"[ \t]{0,16}[DIWE] [A-Za-z0-9_]")
-
-
-def _may_hold_run(lines: list[str]) -> bool:
-    return len(lines) >= MIN_RUN and b"\x01\x01" in bytes(
-        map(bool, map(_PLAIN_START.match, lines[::_STRIDE]))
-    )
 
 
 def _levels(text: str, span: tuple[int, int], count: int) -> list[str] | str:
@@ -178,7 +171,7 @@ def _parse_lines(source: LogSource, blocks: Iterable[tuple[list[str], list[int]]
     def feed_block(lines: list[str], numbers: list[int]) -> None:
         """Runs of plain messages go to `bulk` (their first and last lines, and any line a category names,
         to `feed_each`, which does what a message does to the assembler's state); the rest to `feed_each`."""
-        if runs is None or categories is None or not _may_hold_run(lines):
+        if runs is None or categories is None or not may_hold_run(lines, _PLAIN_START):
             feed_each(lines, numbers)
             return
         text = "\n" + "\n".join(lines) + "\n"  # every line between two newlines (`bulk.run_regex`)
