@@ -385,3 +385,21 @@ def test_mcu_run_regex_exists_for_the_shipped_grammar() -> None:
     for text in ("x", "baseline 100", "Invoke", "arena used 5", "RAM 100", "w1", "OK", "total 3"):
         if line.match(text + "\n"):
             assert lexer.classify(text)[0] == "OTHER", text
+
+
+def test_a_real_build_log_is_not_joined_and_scanned(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sample test keeps a verbose build log (many `I step ...` and `D RKNN:` lines) off the run scan."""
+    calls: list[int] = []
+    real = rknn_parser.split_runs
+
+    def spy(*args: object) -> object:
+        calls.append(1)
+        return real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(rknn_parser, "split_runs", spy)
+    log_path = Path(__file__).parent.parent / "fixtures" / "rknn"
+    for path in sorted(log_path.glob("09-*.log")):
+        parse_text(path.read_text(encoding="utf-8") * 20)
+    assert calls == []
+    parse_text(run_lines([(0, 100)]))
+    assert calls == [1]

@@ -19,9 +19,11 @@ from logscope.parsers.grammar import LineLexer, required_substrings, requires_ou
 
 # Shorter runs are not worth a join and a scan (a real log's runs of such lines are a few lines long).
 MIN_RUN = 32
-# Every run of `MIN_RUN` lines holds two consecutive lines of every `STRIDE`-th: a block where no two such
-# samples have the run's shape holds no run, and is not joined and scanned (a real log).
-STRIDE = MIN_RUN // 2
+# Every run of `MIN_RUN` lines holds `SAMPLES` consecutive lines of every `STRIDE`-th: a block where no
+# `SAMPLES` consecutive samples have the run's shape holds no run, and is not joined and scanned (a real
+# log: with two samples 16 lines apart, a verbose build log passed the test and paid the scan for nothing).
+STRIDE = 8
+SAMPLES = MIN_RUN // STRIDE
 WORD = frozenset(string.ascii_letters + string.digits + "_")
 WORDS = WORD | {" "}
 MAX_BODY = 1000  # characters of a run line: far under every line limit (`grammar.MAX_BLANK_RUN`)
@@ -30,7 +32,7 @@ MAX_BODY = 1000  # characters of a run line: far under every line limit (`gramma
 def may_hold_run(lines: list[str], sample: re.Pattern[str]) -> bool:
     """False when the block cannot hold a run: no two consecutive samples match `sample` (a regex every
     run line matches)."""
-    return len(lines) >= MIN_RUN and b"\x01\x01" in bytes(map(bool, map(sample.match, lines[::STRIDE])))
+    return len(lines) >= MIN_RUN and b"\x01" * SAMPLES in bytes(map(bool, map(sample.match, lines[::STRIDE])))
 
 
 def split_runs(text: str, exceptions: Iterable[re.Match[str]]) -> Iterator[tuple[int, int, tuple[int, int]]]:

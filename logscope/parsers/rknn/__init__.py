@@ -38,8 +38,8 @@ _PLAIN_LEVEL = re.compile(r"^[ \t]*([DIWE]) ", re.MULTILINE)
 _PLAIN_TEXT = re.compile(r"^[ \t]*[DIWE] (.*)$", re.MULTILINE)
 
 
-# Every run line starts so (`runs.may_hold_run`).
-_PLAIN_START = re.compile(r"[ \t]{0,16}[DIWE] [A-Za-z0-9_]")
+# Every run line is of this shape (`runs.may_hold_run`).
+_PLAIN_START = re.compile(r"[ \t]{0,16}[DIWE] [A-Za-z0-9_][A-Za-z0-9_ ]*\Z")
 
 
 def _levels(text: str, span: tuple[int, int], count: int) -> list[str] | str:
