@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 import logscope.parsers.mcu as mcu_parser
 import logscope.parsers.rknn as rknn_parser
+import logscope.parsers.runs as runs_module
 from logscope.api import parse_stream, parse_text
 from logscope.io import LogStream
 from logscope.model import ParsedLog
@@ -80,7 +81,9 @@ def frames_equal(a: ParsedLog, b: ParsedLog) -> None:
 
 
 def line_by_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Turn the run readers of both families off."""
     monkeypatch.setattr(rknn_parser, "_bulk_regexes", lambda lexer: (None, None))
+    monkeypatch.setattr(mcu_parser, "_unrecognised_runs", lambda lexer: None)
 
 
 def run_lines(segments: list[tuple[int, int]]) -> str:
@@ -316,18 +319,6 @@ HEAP_HEAD = "[    0.004] RAM budget: 65536 B\n[    0.120] heap baseline: 33000 B
 MCU_WORDS = ["x", "Invoke", "baseline123", "OK", "FAIL", "total", "ok done", "RAM", "ram used", "w", "a b c"]
 
 
-def mcu_line_by_line(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(mcu_parser, "_unrecognised_runs", lambda lexer: None)
-
-
-def mcu_both_ways(text: str, monkeypatch: pytest.MonkeyPatch) -> tuple[ParsedLog, ParsedLog]:
-    bulk = parse_text(text)
-    with monkeypatch.context() as m:
-        mcu_line_by_line(m)
-        plain = parse_text(text)
-    return bulk, plain
-
-
 @pytest.mark.parametrize("path", MCU_FIXTURES, ids=lambda p: p.name[:30])
 def test_mcu_runs_inside_every_fixture_parse_as_line_by_line(
     path: Path, monkeypatch: pytest.MonkeyPatch
@@ -340,7 +331,7 @@ def test_mcu_runs_inside_every_fixture_parse_as_line_by_line(
         spliced.append(line)
         if i % 40 == 5:
             spliced += [MCU_WORDS[(i + k) % len(MCU_WORDS)] + str(k % 7) for k in range(40)]
-    bulk, plain = mcu_both_ways("\n".join(spliced) + "\n", monkeypatch)
+    bulk, plain = both_ways("\n".join(spliced) + "\n", monkeypatch)
     frames_equal(bulk, plain)
 
 
@@ -356,7 +347,7 @@ def test_mcu_runs_parse_as_line_by_line(
         for choice, n in segments
         for k in range(n)
     ]
-    bulk, plain = mcu_both_ways(HEAP_HEAD + "\n".join(lines) + "\n", monkeypatch)
+    bulk, plain = both_ways(HEAP_HEAD + "\n".join(lines) + "\n", monkeypatch)
     frames_equal(bulk, plain)
 
 
@@ -390,13 +381,13 @@ def test_mcu_run_regex_exists_for_the_shipped_grammar() -> None:
 def test_a_real_build_log_is_not_joined_and_scanned(monkeypatch: pytest.MonkeyPatch) -> None:
     """The sample test keeps a verbose build log (many `I step ...` and `D RKNN:` lines) off the run scan."""
     calls: list[int] = []
-    real = rknn_parser.split_runs
+    real = runs_module.split_runs
 
     def spy(*args: object) -> object:
         calls.append(1)
         return real(*args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(rknn_parser, "split_runs", spy)
+    monkeypatch.setattr(runs_module, "split_runs", spy)
     log_path = Path(__file__).parent.parent / "fixtures" / "rknn"
     for path in sorted(log_path.glob("09-*.log")):
         parse_text(path.read_text(encoding="utf-8") * 20)

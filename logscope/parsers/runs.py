@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 import string
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from logscope.parsers.grammar import LineLexer, required_substrings, requires_outside
 
@@ -27,6 +27,36 @@ SAMPLES = MIN_RUN // STRIDE
 WORD = frozenset(string.ascii_letters + string.digits + "_")
 WORDS = WORD | {" "}
 MAX_BODY = 1000  # characters of a run line: far under every line limit (`grammar.MAX_BLANK_RUN`)
+
+
+FeedLines = Callable[[list[str], list[int]], None]
+# Reads a run's middle lines (the joined block, their span in it, the lines, their numbers); False when
+# the assembler's state does not allow it, and the lines are then fed one by one.
+ReadMiddle = Callable[[str, tuple[int, int], list[str], list[int]], bool]
+
+
+def feed_with_runs(
+    lines: list[str],
+    numbers: list[int],
+    exceptions: re.Pattern[str],
+    sample: re.Pattern[str],
+    each: FeedLines,
+    middle: ReadMiddle,
+) -> None:
+    """Feed a block: the runs `exceptions` leaves (see `split_runs`) to `middle`, their first and last
+    lines and everything else to `each`, the family's line-by-line loop."""
+    if not may_hold_run(lines, sample):
+        each(lines, numbers)
+        return
+    text = "\n" + "\n".join(lines) + "\n"  # every line between two newlines
+    done = 0
+    for first, stop, span in split_runs(text, exceptions.finditer(text)):
+        each(lines[done : first + 1], numbers[done : first + 1])
+        done = stop - 1
+        run_lines, run_numbers = lines[first + 1 : done], numbers[first + 1 : done]
+        if not middle(text, span, run_lines, run_numbers):
+            each(run_lines, run_numbers)
+    each(lines[done:], numbers[done:])
 
 
 def may_hold_run(lines: list[str], sample: re.Pattern[str]) -> bool:

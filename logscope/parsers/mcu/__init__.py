@@ -22,7 +22,7 @@ from logscope.parsers.grammar import MAX_BLANK_RUN, LineLexer, load_line_grammar
 from logscope.parsers.mcu.assembler import McuAssembler
 from logscope.parsers.mcu.state import HEAP_FIELDS, to_bytes
 from logscope.parsers.mcu.vocabulary import format_of, is_evidence
-from logscope.parsers.runs import may_hold_run, split_runs, unrecognised_run_regex
+from logscope.parsers.runs import feed_with_runs, unrecognised_run_regex
 
 __all__ = ["format_of", "is_evidence", "parse_mcu", "parse_mcu_blocks", "to_bytes"]
 
@@ -94,19 +94,18 @@ def _parse(source: LogSource, blocks: Iterable[tuple[list[str], list[int]]]) -> 
     runs = _unrecognised_runs(load_line_grammar("mcu").lexer)
 
     def feed_runs(lines: list[str], numbers: list[int]) -> None:
-        """Runs of lines no terminal but `OTHER` takes go to the assembler as one run of unparsed rows
-        (their first and last lines one by one, so the state they leave is the ordinary one)."""
-        if runs is None or not may_hold_run(lines, _WORDS_ONLY):
+        """Runs of lines no terminal but `OTHER` takes go to the assembler as one run of unparsed rows."""
+        if runs is None:
             feed_block(lines, numbers)
             return
-        text = "\n" + "\n".join(lines) + "\n"  # every line between two newlines (`runs.split_runs`)
-        done = 0
-        for first, stop, _middle in split_runs(text, runs.finditer(text)):
-            feed_block(lines[done : first + 1], numbers[done : first + 1])
-            done = stop - 1
-            if not assembler.unrecognised_run(lines[first + 1 : done], numbers[first + 1 : done]):
-                feed_block(lines[first + 1 : done], numbers[first + 1 : done])
-        feed_block(lines[done:], numbers[done:])
+        feed_with_runs(
+            lines,
+            numbers,
+            runs,
+            _WORDS_ONLY,
+            feed_block,
+            lambda _text, _span, run_lines, run_numbers: assembler.unrecognised_run(run_lines, run_numbers),
+        )
 
     # The base counts a physical line once when `logscope.io` split it into several logical lines.
     assembler.feed_lines(blocks, feed_runs, located=feed_block)

@@ -28,7 +28,7 @@ from logscope.parsers.grammar import MAX_BLANK_RUN, Fields, LineLexer, load_line
 from logscope.parsers.rknn.assembler import RknnAssembler
 from logscope.parsers.rknn.bulk import category_substrings, named_lines, run_regex
 from logscope.parsers.rknn.state import _LAYER_FIELDS, _QUIET_NOISE, _TENSOR_FIELDS
-from logscope.parsers.runs import may_hold_run, split_runs
+from logscope.parsers.runs import feed_with_runs
 
 __all__ = ["parse_rknn", "parse_rknn_blocks"]
 
@@ -171,19 +171,16 @@ def _parse_lines(source: LogSource, blocks: Iterable[tuple[list[str], list[int]]
     def feed_block(lines: list[str], numbers: list[int]) -> None:
         """Runs of plain messages go to `bulk` (their first and last lines, and any line a category names,
         to `feed_each`, which does what a message does to the assembler's state); the rest to `feed_each`."""
-        if runs is None or categories is None or not may_hold_run(lines, _PLAIN_START):
+        if runs is None or categories is None:
             feed_each(lines, numbers)
             return
-        text = "\n" + "\n".join(lines) + "\n"  # every line between two newlines (`bulk.run_regex`)
-        done = 0
-        for first, stop, middle in split_runs(text, runs.finditer(text)):
-            feed_each(lines[done : first + 1], numbers[done : first + 1])
-            done = stop - 1
-            if assembler.traceback is not None or assembler.wrapped_perf is not None:
-                feed_each(lines[first + 1 : done], numbers[first + 1 : done])
-            else:
-                _feed_plain(text, middle, lines[first + 1 : done], numbers[first + 1 : done], categories)
-        feed_each(lines[done:], numbers[done:])
+        feed_with_runs(lines, numbers, runs, _PLAIN_START, feed_each, read_plain)
+
+    def read_plain(text: str, span: tuple[int, int], lines: list[str], numbers: list[int]) -> bool:
+        if assembler.traceback is not None or assembler.wrapped_perf is not None or categories is None:
+            return False
+        _feed_plain(text, span, lines, numbers, categories)
+        return True
 
     def _feed_plain(
         text: str, span: tuple[int, int], lines: list[str], numbers: list[int], substrings: Substrings
