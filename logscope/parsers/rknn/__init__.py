@@ -13,6 +13,7 @@ line alone cannot carry:
 
 Noise lines (known, content-free compiler chatter and tqdm bars) are counted, never stored, so memory
 does not grow with them. Every other line lands in a frame or in `unparsed` with its line number.
+Runs of plain messages are read as columns (`bulk`, `logscope.parsers.runs`); the rest line by line.
 """
 
 from __future__ import annotations
