@@ -8,7 +8,9 @@ detection accepts it):
   the other, repeated to ~8 MB: the baseline of the MCU inputs (the MCU grammar is slower per byte on
   real logs: many of its terminals look for a word anywhere in the line);
 - one-word messages: a toolkit banner, then 1,000,000 lines `I x` (4 MB): every line a message row, the
-  fewest bytes per row;
+  fewest bytes per row; and 1,000,000 lines of distinct words under all four levels (`D w0`, `I w1`, ...),
+  so nothing is the same from line to line; and 1,000,000 one-word lines after a heap trace's head (an
+  MCU log: no terminal reads them, each is an unparsed row);
 - many ops: a per-op heap trace of 1,000,000 ops (57 MB) in one inference;
 - one long line: a toolkit banner, then a single 200 MB message line;
 - blank runs: 256 lines of 16 KB (the longest line the lexer reads) shaped as the ones that made
@@ -20,12 +22,12 @@ detection accepts it):
 - a 300 KB heap-trace line: a heap trace whose op line grew a 300 KB blank run before its name (a fuzz
   case that took 19 s when the HEAP_OP terminal backtracked), then 10,000 ordinary ops.
 
-For each: `logscope.parse` CPU seconds (best of 2, one run for inputs over 100 MB, `time.process_time`),
-MB/s, the ratio real RKNN MB/s ÷ its MB/s, and the ratio of its own family's real log (the target, at
-most 3: degenerate input must not read much slower than real input of the same format); then the peak
-RSS of the parse in a fresh child process (VmHWM minus the RSS after imports) as a multiple of the file
-size. Figures go to benchmarks/out/degenerate-results.json. Nothing is asserted on timings: a missed
-target prints MISSED.
+For each: `logscope.parse` CPU seconds (best of 2, of 5 for the real logs, one run for inputs over
+100 MB, `time.process_time`), MB/s, the ratio real RKNN MB/s ÷ its MB/s, and the ratio of its own
+family's real log (the target, at most 3: degenerate input must not read much slower than real input
+of the same format); then the peak RSS of the parse in a fresh child process (VmHWM minus the RSS after
+imports) as a multiple of the file size. Figures go to benchmarks/out/degenerate-results.json. Nothing
+is asserted on timings: a missed target prints MISSED.
 
 Usage: python benchmarks/degenerate.py [--only WORD]   (inputs whose label contains WORD)
 """
@@ -90,6 +92,8 @@ def inputs() -> dict[str, tuple[Path, str]]:
         "real RKNN (09 repeated)": OUT / "degenerate-real.log",
         "real MCU (TFLM corpus)": OUT / "degenerate-real-mcu.txt",
         "1,000,000 `I x` lines": OUT / "degenerate-one-word-v2.log",
+        "1,000,000 lines, distinct words": OUT / "degenerate-distinct-words.log",
+        "1,000,000 one-word lines (MCU)": OUT / "degenerate-one-word-mcu.txt",
         "1,000,000-op heap trace": OUT / "degenerate-heap-1m.txt",
         "one 200 MB line": OUT / "degenerate-long-line-200mb.log",
         "256 blank-run lines (RKNN)": OUT / "degenerate-blank-runs.log",
@@ -98,9 +102,20 @@ def inputs() -> dict[str, tuple[Path, str]]:
         "4,096 lines, 1,024-blank run (MCU)": OUT / "degenerate-blank-bound-mcu.txt",
         "300 KB heap-trace line": OUT / "degenerate-heap-long-line.txt",
     }
-    real, real_mcu, one_word, heap, long_line, blank_runs, blank_runs_mcu, bound, bound_mcu, heap_long = (
-        made.values()
-    )
+    (
+        real,
+        real_mcu,
+        one_word,
+        distinct,
+        one_word_mcu,
+        heap,
+        long_line,
+        blank_runs,
+        blank_runs_mcu,
+        bound,
+        bound_mcu,
+        heap_long,
+    ) = made.values()
     if not real.exists():
         text = REAL.read_text(encoding="utf-8")
         real.write_text(text * (8_000_000 // len(text)), encoding="utf-8")
@@ -109,6 +124,15 @@ def inputs() -> dict[str, tuple[Path, str]]:
         real_mcu.write_text(text * max(1, 8_000_000 // len(text)), encoding="utf-8")
     if not one_word.exists():
         one_word.write_text(BANNER + "I x\n" * 1_000_000, encoding="utf-8")
+    if not distinct.exists():
+        levels = "DIWE"
+        distinct.write_text(
+            BANNER + "".join(f"{levels[i % 4]} w{i}\n" for i in range(1_000_000)), encoding="utf-8"
+        )
+    if not one_word_mcu.exists():
+        one_word_mcu.write_text(
+            HEAP_HEAD + "".join(f"w{i % 1000}\n" for i in range(1_000_000)), encoding="utf-8"
+        )
     if not heap.exists():
         with heap.open("w", encoding="utf-8") as out:
             out.write(HEAP_HEAD)
@@ -178,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
         if only and only not in label and not real:
             continue
         mb = path.stat().st_size / 1e6
-        seconds = cpu_seconds(path)
+        seconds = cpu_seconds(path, repeat=5 if real else 2)  # a baseline too slow flatters every ratio
         rate = mb / seconds
         if real:
             baselines[family] = rate
