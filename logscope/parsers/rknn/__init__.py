@@ -43,15 +43,18 @@ _PLAIN_TEXT = re.compile(r"^[ \t]*[DIWE] (.*)$", re.MULTILINE)
 _PLAIN_START = re.compile(r"[ \t]{0,16}[DIWE] [A-Za-z0-9_][A-Za-z0-9_ ]*\Z")
 
 
-def _levels(text: str, span: tuple[int, int], count: int) -> list[str] | str:
-    """The levels of the `count` plain-message lines in `text[span]`: one letter when every line starts
-    with it (counted in C: a newline, the letter, a blank), else one per line."""
+def _levels_and_texts(text: str, span: tuple[int, int], count: int) -> tuple[list[str] | str, list[str]]:
+    """The levels and texts of the `count` plain-message lines in `text[span]`. When every line starts
+    with the same letter and a blank (counted in C: a newline, the letter, a blank), the level is that
+    letter and the texts are what is left of the lines once `\n<letter> ` is removed: two C calls, no
+    regex. Else one regex pass each."""
     start, end = span
     letter = text[start]
     if letter in "DIWE" and text.count(f"\n{letter} ", start - 1, end) == count:
-        return letter
+        return letter, text[start + 2 : end - 1].replace(f"\n{letter} ", "\n").split("\n")
+    texts: list[str] = _PLAIN_TEXT.findall(text, start, end)
     levels: list[str] = _PLAIN_LEVEL.findall(text, start, end)
-    return levels
+    return levels, texts
 
 
 @functools.cache
@@ -183,8 +186,7 @@ def _parse_lines(source: LogSource, blocks: Iterable[tuple[list[str], list[int]]
         text: str, span: tuple[int, int], lines: list[str], numbers: list[int], substrings: Substrings
     ) -> None:
         """The middle lines of a run: `span` is where they are in `text` (the block, joined)."""
-        texts = _PLAIN_TEXT.findall(text, *span)
-        levels = _levels(text, span, len(texts))
+        levels, texts = _levels_and_texts(text, span, len(lines))
         done = 0
         for index in [*named_lines(texts, substrings), len(lines)]:  # a category: the ordinary path
             if index > done:
