@@ -45,6 +45,7 @@ EXTRA_SETS = {
     "heldout-recurrent": "HELDOUT",
     "transformer-dev": "TRANSFORMER_DEV",
     "transformer-sweep": "TRANSFORMER_SWEEP",
+    "transformer-sweep-targets": "TRANSFORMER_SWEEP_TARGETS",
 }
 BASE = HERE / ".venv-base"
 VERSIONS = ("2.5.0", "2.3.2", "2.3.0", "2.2.0")
@@ -451,7 +452,7 @@ def main(argv: list[str] | None = None) -> None:
         "--heldout",
         action="store_true",
         help="build the extra sets of rknn_models (RECURRENT_DEV, HELDOUT, TRANSFORMER_DEV, "
-        "TRANSFORMER_SWEEP; every version unless --toolkit) into fixtures/rknn-compiler/<set>/",
+        "TRANSFORMER_SWEEP, TRANSFORMER_SWEEP_TARGETS; every version unless --toolkit) into fixtures/rknn-compiler/<set>/",
     )
     b.add_argument("--set", action="append", choices=list(EXTRA_SETS), help="with --heldout: only these")
     sub.add_parser("manifest", help="recompute the log-derived manifest fields from the committed logs")

@@ -495,11 +495,19 @@ TRANSFORMER_DEV: dict[str, ModelSpec] = {
         ModelSpec("tf_t10_d96_h6", _transformer(10, 96, 6)),
     ]
 }
-#: The block at every odd token count 1-127 (D 32, 2 heads), built for rk3588 int8 with 2.5.0
-#: (`rknn.py build --heldout --set transformer-sweep --toolkit 2.5.0 --target rk3588 --dtype int8`)
+#: The block at every odd token count 1-127 (D 32, 2 heads), built for rk3588 int8 with 2.5.0 and 2.3.2
+#: (`rknn.py build --heldout --set transformer-sweep --toolkit 2.5.0 --toolkit 2.3.2 --target rk3588
+#: --dtype int8`)
 #: into `fixtures/rknn-compiler/transformer-sweep/`: the exSDPAttention scratch as a function of T.
 TRANSFORMER_SWEEP: dict[str, ModelSpec] = {
     f"tf_t{t}_d32_h2": ModelSpec(f"tf_t{t}_d32_h2", _transformer(t, 32, 2)) for t in range(1, 128, 2)
+}
+#: Every fourth of them from T 33 to 125, built for rk3588, rk3576, rv1126b, rk3562 and rv1106, int8 and
+#: fp16, with 2.5.0 and 2.3.2 (`rknn.py build --heldout --set transformer-sweep-targets --toolkit 2.5.0
+#: --toolkit 2.3.2 --target rk3588 --target rk3576 --target rv1126b --target rk3562 --target rv1106`)
+#: into `fixtures/rknn-compiler/transformer-sweep-targets/`: the same scratch on the other targets.
+TRANSFORMER_SWEEP_TARGETS: dict[str, ModelSpec] = {
+    f"tf_t{t}_d32_h2": TRANSFORMER_SWEEP[f"tf_t{t}_d32_h2"] for t in range(33, 128, 4)
 }
 
 
