@@ -545,22 +545,26 @@ SCHEMAS.update(MCU_SCHEMAS)
 def build_frame_columns(name: str, columns: Mapping[str, Sequence[Any]], length: int) -> pd.DataFrame:
     """Build frame `name` from whole columns (a million-op trace), missing columns <NA>.
 
-    The per-cell costs of `build_frame` are avoided column by column (MCU traces): integer columns
-    without a missing value go through numpy in one step, text columns (op names repeat) are factorised
-    and their few distinct values converted once, all-missing columns are made directly.
+    The per-cell costs of `build_frame` are avoided column by column (MCU traces, runs of plain
+    messages): an integer or boolean column may come as a numpy array without a missing value and is
+    wrapped as it is; integer lists without a missing value go through numpy in one step; text columns
+    go through pyarrow (3-4x faster than factorising when the values are distinct); all-missing columns
+    are made directly.
     """
     schema = SCHEMAS[name]
     data = {}
+    no_mask = np.zeros(length, dtype=bool)
     for column, dtype in schema.items():
         values = columns.get(column)
         if values is None:
             data[column] = pd.array([None], dtype=dtype).take(np.zeros(length, dtype=np.intp))  # type: ignore[call-overload]
+        elif isinstance(values, np.ndarray) and dtype in (INT, BOOL):
+            masked = pd.arrays.IntegerArray if dtype == INT else pd.arrays.BooleanArray
+            data[column] = masked(values, no_mask.copy())
         elif dtype == INT and None not in values:
-            data[column] = pd.array(np.fromiter(values, dtype=np.int64, count=length), dtype=INT)  # type: ignore[call-overload]
-        elif dtype == STR:
-            codes, uniques = pd.factorize(np.asarray(values, dtype=object))
-            distinct = pd.array(list(uniques), dtype=STR)  # type: ignore[call-overload]
-            data[column] = distinct.take(codes, allow_fill=True)
+            data[column] = pd.arrays.IntegerArray(
+                np.fromiter(values, dtype=np.int64, count=length), no_mask.copy()
+            )
         else:
-            data[column] = pd.array(list(values), dtype=dtype)  # type: ignore[call-overload]
+            data[column] = _typed_array(list(values), dtype)
     return pd.DataFrame(data, columns=list(schema), copy=False)

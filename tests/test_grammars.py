@@ -161,3 +161,30 @@ def test_every_rknn_terminal_is_read_counted_or_foreign():
         assert name in handlers or name in _NOISE or name in _FOREIGN or name in _MESSAGE_KINDS, name
     assert not (_NOISE & _FOREIGN) and not (_NOISE & _MESSAGE_KINDS) and not (_FOREIGN & _MESSAGE_KINDS)
     assert {"SDK_VERSION", "RANKING_ROW", "EXCEPTION", "BARE_MSG"} <= kinds
+
+
+def _blank_variants() -> list[str]:
+    """Fixture lines, and each behind a blank run, with blanks inserted after its first word, and cut."""
+    lines = []
+    for path in LOGS[::3] + sorted((FIXTURES / "mcu").glob("*.txt"))[::2]:
+        for line in logscope.io.read_log(path).lines[:400]:
+            head, _, rest = line.partition(" ")
+            lines += [line, "   " + line, "\t " + line, f"{head}    {rest}", line[: len(line) // 2] + "   "]
+    return lines
+
+
+@pytest.mark.parametrize("grammar_name", ["rknn", "mcu"])
+def test_possessive_leading_blanks_match_what_the_terminal_matched(grammar_name):
+    """`possessive_lead` rewrites a terminal only where no match can change: check it on real lines."""
+    from logscope.parsers.grammar import possessive_lead
+
+    terminals = load_line_grammar(grammar_name).lexer._plan.terminals
+    rewritten = {n: r for n, r in terminals.items() if possessive_lead(r) != r}
+    assert len(rewritten) > 20  # the rewrite is not a no-op on the shipped grammars
+    lines = _blank_variants()
+    for name, regexp in rewritten.items():
+        before, after = re.compile(regexp), re.compile(possessive_lead(regexp))
+        for line in lines:
+            a, b = before.match(line), after.match(line)
+            assert (a and a.group(0)) == (b and b.group(0)), (name, line[:80])
+            assert a is None or a.groupdict() == b.groupdict(), (name, line[:80])

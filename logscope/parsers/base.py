@@ -166,11 +166,13 @@ class BaseAssembler(Generic[S]):
         self,
         blocks: Iterable[tuple[list[str], list[int]]],
         feed_block: Callable[[list[str], list[int]], None],
+        located: Callable[..., None] | None = None,
     ) -> None:
         """Run `feed_block` over each block, or `feed_glued` line by line when a block has glued pieces.
 
         An unexpected exception leaves with the line it happened on (`errors.note_where`): the `number`
-        `feed_block` was at, read from its frame, so the hot loop pays nothing for it.
+        `feed_block` (or the per-line function `located` it calls) was at, read from its frame, so the
+        hot loop pays nothing for it.
         """
         try:
             for lines, numbers in blocks:
@@ -181,7 +183,7 @@ class BaseAssembler(Generic[S]):
                 else:
                     feed_block(lines, numbers)
         except Exception as exc:
-            note_where(exc, line=_line_at(exc, feed_block))
+            note_where(exc, line=_line_at(exc, located or feed_block))
             raise
 
     def release(self) -> None:

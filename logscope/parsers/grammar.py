@@ -25,6 +25,7 @@ imported only when a grammar has to be built or the reference parser is asked fo
 from __future__ import annotations
 
 import functools
+import math
 import re
 import re._constants as _sre_constants
 import re._parser as _sre_parser
@@ -284,7 +285,7 @@ class LineLexer:
     @functools.cache  # noqa: B019 - one lexer per grammar and process
     def _alternative(self, name: str) -> str:
         """Terminal `name` as one branch of an alternation: named after it, fields renamed `NAME__field`."""
-        renamed = _NAMED_GROUP.sub(lambda m: f"(?P<{name}__{m.group(1)}>", self._plan.terminals[name])
+        renamed = _NAMED_GROUP.sub(lambda m: f"(?P<{name}__{m.group(1)}>", self._regexp(name))
         # A body terminal must cover the whole line: a partial match is not a classification.
         end = "" if name.endswith(_PREFIX_SUFFIX) else r"\Z"
         return f"(?P<{name}>{renamed}){end}"
@@ -340,8 +341,9 @@ class LineLexer:
         self._compiled()
         return regex
 
+    @functools.cache  # noqa: B019 - one lexer per grammar and process
     def _regexp(self, name: str) -> str:
-        return self._plan.terminals[name]
+        return possessive_lead(self._plan.terminals[name])
 
     def _anchored(self, name: str) -> str:
         """A terminal as its alternation tries it: prefixes match a start, bodies the whole line."""
@@ -351,7 +353,7 @@ class LineLexer:
     def classify(self, line: str) -> tuple[str, Fields]:
         """Return (terminal name, fields) for one line (no newline inside)."""
         # The bucket lookups are inlined: this runs once per line of a 50 MB log.
-        if len(line) > MAX_LINE_CHARS:
+        if len(line) > MAX_BLANK_RUN and refused(line):
             return "", _NO_FIELDS
         code = ord(line[0]) if line else _END
         alt = self._start[code if code < _NON_ASCII else (_NON_ASCII if line else _END)]
@@ -376,6 +378,20 @@ class LineLexer:
 # 1,354 characters); the alternations backtrack on some long lines (a 300 KB heap-trace line took 54 s),
 # so a longer line is matched by no terminal: it stays an unparsed line with its number.
 MAX_LINE_CHARS = 16 * 1024
+# Nor does any hold a run of blanks this long (the longest in the fixtures and the shared logs: 161, an ST
+# report's padding). Every terminal that may start with a blank, or that looks for a word anywhere in the
+# line, walks such a run again (30-60 of them per context): a line of 16 KB of blanks cost 6 ms, 7-11
+# times a real log's cost per byte. A longer run is matched by no terminal, like an over-long line. The
+# search starts only where a run starts (the look-behind), so it is linear in the line however the
+# blanks are laid out.
+MAX_BLANK_RUN = 1024
+_LONG_BLANK_RUN = re.compile(rf"(?<![ \t])[ \t]{{{MAX_BLANK_RUN + 1}}}")
+
+
+def refused(line: str) -> bool:
+    """True for a line no terminal may match (too long, or a blank run too long). Fast paths that match
+    a terminal without `classify` ask this first for lines over `MAX_BLANK_RUN` characters, so they agree."""
+    return len(line) > MAX_LINE_CHARS or _LONG_BLANK_RUN.search(line) is not None
 
 
 def _alternation(
@@ -464,6 +480,190 @@ def _first_of_item(op: Any, arg: Any) -> tuple[set[int] | None, bool]:
     if op in (c.AT, c.ASSERT, c.ASSERT_NOT):  # anchors and lookarounds consume nothing, only narrow
         return set(), True
     return None, True  # ANY, NOT_LITERAL, GROUPREF, lookarounds...: could start anywhere
+
+
+def possessive_lead(regexp: str) -> str:
+    """The regex with a leading blank run (`[ \t]*`, ` +`, ...) made possessive when that changes no match.
+
+    Most terminals start with optional indentation. On a line that is a long run of blanks, the greedy
+    run gives its blanks back one at a time, and what follows is tried after each: 30-60 terminals per
+    context did that on every blank line. When what follows can neither start with a blank nor match
+    nothing (its first characters, `_first_buckets`), giving a blank back can never let it match, so the
+    possessive form matches exactly the same strings, in one pass.
+    """
+    lead = _LEADING_BLANKS.match(regexp)
+    if lead is None or lead.end() == len(regexp):
+        return regexp
+    firsts = _first_buckets(regexp[lead.end() :])
+    if firsts is None or _END in firsts or ord(" ") in firsts or ord("\t") in firsts:
+        return regexp
+    return f"{lead.group(1)}{lead.group(2)}+{regexp[lead.end() :]}"
+
+
+# `[ \t]*`, `[ \t]+`, ` *`, ` +` (tab written as a tab or as `\t`), not already possessive or lazy.
+_LEADING_BLANKS = re.compile(r"(\[ (?:\t|\\t)\]|\[(?:\t|\\t) \]| )([*+])(?![*+?{])")
+
+
+def requires_outside(regexp: str, allowed: frozenset[str]) -> bool:
+    """True when every string the regex matches holds a character that is not in `allowed`.
+
+    The proof that lets a fast path skip a terminal: a line made only of `allowed` characters can never
+    be that terminal. Computed from sre's parse, conservatively: a construct this does not model
+    (backreferences, conditionals, case folding of a character outside `allowed`) proves nothing, so
+    the answer is False. Lookarounds that must match count as required (what they match is in the
+    line, wherever they look); negative ones require nothing.
+    """
+    try:
+        parsed = _sre_parser.parse(regexp)
+    except re.error:
+        return False
+    return _sequence_requires(list(parsed), allowed)
+
+
+def _sequence_requires(items: list[Any], allowed: frozenset[str]) -> bool:
+    return any(_item_requires(op, arg, allowed) for op, arg in items)
+
+
+def _item_requires(op: Any, arg: Any, allowed: frozenset[str]) -> bool:
+    c = _sre_constants
+    if op is c.LITERAL:
+        return chr(arg) not in allowed
+    if op is c.IN:
+        return not any(_class_admits(arg, ch) for ch in allowed)
+    if op in (c.MAX_REPEAT, c.MIN_REPEAT, getattr(c, "POSSESSIVE_REPEAT", c.MAX_REPEAT)):
+        low, _high, sub = arg
+        return low >= 1 and _sequence_requires(list(sub), allowed)
+    if op is c.SUBPATTERN:
+        _group, add_flags, _del_flags, sub = arg
+        if add_flags & re.IGNORECASE and not _folds_closed(allowed):
+            return False
+        return _sequence_requires(list(sub), allowed)
+    if op is getattr(c, "ATOMIC_GROUP", None):
+        return _sequence_requires(list(arg), allowed)
+    if op is c.BRANCH:
+        return all(_sequence_requires(list(branch), allowed) for branch in arg[1])
+    if op is c.ASSERT:
+        _direction, sub = arg
+        return _sequence_requires(list(sub), allowed)
+    return False  # AT, ASSERT_NOT, ANY, NOT_LITERAL, GROUPREF, ...: no character proven
+
+
+def most_matched(regexp: str, chars: frozenset[str]) -> float:
+    """The most characters of `chars` a match of the regex can consume (`math.inf`: unbounded, or not
+    shown). A whole-line terminal with a bound under what a line holds cannot match that line."""
+    try:
+        parsed = _sre_parser.parse(regexp)
+    except re.error:
+        return math.inf
+    if parsed.state.flags & re.IGNORECASE and not _folds_closed(chars):
+        return math.inf
+    return _sequence_most(list(parsed), chars)
+
+
+def _sequence_most(items: list[Any], chars: frozenset[str]) -> float:
+    return sum((_item_most(op, arg, chars) for op, arg in items), 0.0)
+
+
+def _item_most(op: Any, arg: Any, chars: frozenset[str]) -> float:
+    c = _sre_constants
+    if op is c.LITERAL:
+        return 1.0 if chr(arg) in chars else 0.0
+    if op is c.IN:
+        return 1.0 if any(_class_admits(arg, ch) for ch in chars) else 0.0
+    if op in (c.MAX_REPEAT, c.MIN_REPEAT, getattr(c, "POSSESSIVE_REPEAT", c.MAX_REPEAT)):
+        _low, high, sub = arg
+        most = _sequence_most(list(sub), chars)
+        return 0.0 if most == 0 else (math.inf if high is c.MAXREPEAT else high * most)
+    if op is c.SUBPATTERN:
+        if arg[1] & re.IGNORECASE and not _folds_closed(chars):
+            return math.inf
+        return _sequence_most(list(arg[3]), chars)
+    if op is getattr(c, "ATOMIC_GROUP", None):
+        return _sequence_most(list(arg), chars)
+    if op is c.BRANCH:
+        return max(_sequence_most(list(branch), chars) for branch in arg[1])
+    if op in (c.AT, c.ASSERT, c.ASSERT_NOT):  # consume nothing
+        return 0.0
+    return math.inf  # ANY, NOT_LITERAL, GROUPREF, ...
+
+
+def required_substrings(regexp: str) -> tuple[frozenset[str], bool] | None:
+    """Strings one of which occurs in every match of the regex, and whether to look for them ignoring
+    case; None when none can be shown (sre's parse: a run of literals in a sequence is required, a
+    branch requires one of its branches' strings). Lets a fast path try `str.find` before the regex."""
+    try:
+        parsed = _sre_parser.parse(regexp)
+    except re.error:
+        return None
+    folded = [bool(parsed.state.flags & re.IGNORECASE)]
+    found = _sequence_substrings(list(parsed), folded)
+    return None if found is None else (frozenset(found), folded[0])
+
+
+def _sequence_substrings(items: list[Any], folded: list[bool]) -> set[str] | None:
+    c = _sre_constants
+    candidates: list[set[str]] = []
+    run = ""
+    for op, arg in items:
+        if op is c.LITERAL:
+            run += chr(arg)
+            continue
+        if run:
+            candidates.append({run})
+            run = ""
+        found: set[str] | None = None
+        if op is c.SUBPATTERN:
+            folded[0] = folded[0] or bool(arg[1] & re.IGNORECASE)
+            found = _sequence_substrings(list(arg[3]), folded)
+        elif op is getattr(c, "ATOMIC_GROUP", None):
+            found = _sequence_substrings(list(arg), folded)
+        elif (
+            op in (c.MAX_REPEAT, c.MIN_REPEAT, getattr(c, "POSSESSIVE_REPEAT", c.MAX_REPEAT)) and arg[0] >= 1
+        ):
+            found = _sequence_substrings(list(arg[2]), folded)
+        elif op is c.BRANCH:
+            branches = [_sequence_substrings(list(branch), folded) for branch in arg[1]]
+            found = None if any(b is None for b in branches) else set().union(*branches)  # type: ignore[arg-type]
+        if found:
+            candidates.append(found)
+    if run:
+        candidates.append({run})
+    if not candidates:
+        return None
+    return max(candidates, key=lambda strings: min(map(len, strings)))
+
+
+def _class_admits(items: list[Any], ch: str) -> bool:
+    """Whether the character class `items` (sre's IN argument) matches `ch`; unknown parts admit it."""
+    c = _sre_constants
+    code, negate, hit = ord(ch), False, False
+    for op, arg in items:
+        if op is c.NEGATE:
+            negate = True
+        elif op is c.LITERAL:
+            hit = hit or arg == code
+        elif op is c.RANGE:
+            hit = hit or arg[0] <= code <= arg[1]
+        elif op is c.CATEGORY and arg in _CATEGORY_TESTS:
+            hit = hit or _CATEGORY_TESTS[arg](ch)
+        else:
+            return True
+    return hit != negate
+
+
+def _folds_closed(allowed: frozenset[str]) -> bool:
+    """Case folding keeps a literal inside `allowed` iff `allowed` holds both cases of its letters."""
+    return all(ch.swapcase() in allowed for ch in allowed)
+
+
+_CATEGORY_TESTS: dict[Any, Callable[[str], bool]] = {
+    _sre_constants.CATEGORY_DIGIT: lambda ch: ch.isdecimal(),
+    _sre_constants.CATEGORY_NOT_DIGIT: lambda ch: not ch.isdecimal(),
+    _sre_constants.CATEGORY_SPACE: lambda ch: ch.isspace(),
+    _sre_constants.CATEGORY_NOT_SPACE: lambda ch: not ch.isspace(),
+    _sre_constants.CATEGORY_WORD: lambda ch: ch.isalnum() or ch == "_",
+    _sre_constants.CATEGORY_NOT_WORD: lambda ch: not (ch.isalnum() or ch == "_"),
+}
 
 
 def _bucket(code: int) -> int:

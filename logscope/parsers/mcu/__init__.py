@@ -18,7 +18,7 @@ from typing import Any
 
 from logscope.io import LogSource, LogText
 from logscope.model import ParsedLog
-from logscope.parsers.grammar import MAX_LINE_CHARS, load_line_grammar
+from logscope.parsers.grammar import MAX_BLANK_RUN, load_line_grammar, refused
 from logscope.parsers.mcu.assembler import McuAssembler
 from logscope.parsers.mcu.state import HEAP_FIELDS, to_bytes
 from logscope.parsers.mcu.vocabulary import format_of, is_evidence
@@ -72,8 +72,9 @@ def _parse(source: LogSource, blocks: Iterable[tuple[list[str], list[int]]]) -> 
                 continue
             # Most lines of a long trace are per-op heap lines: try their terminal first. HEAP_OP is the
             # first body terminal in Lark's order, so a whole-line match is what `classify` would
-            # return too, unless the ESP-IDF logger prefix (the only terminal before it) starts the line.
-            m = heap_match(line) if len(line) <= MAX_LINE_CHARS else None  # longer: classify refuses it
+            # return too, unless the ESP-IDF logger prefix (the only terminal before it) starts the line,
+            # or the line is one `classify` refuses whole (`refused`).
+            m = heap_match(line) if len(line) <= MAX_BLANK_RUN or not refused(line) else None
             if m is not None and prefixed(line) is None:
                 heap_row(m.group(*groups), line, number)
                 continue

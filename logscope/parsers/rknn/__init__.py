@@ -17,16 +17,53 @@ does not grow with them. Every other line lands in a frame or in `unparsed` with
 
 from __future__ import annotations
 
+import functools
 import gc
+import re
 from collections.abc import Iterable
 
 from logscope.io import LogSource, LogText
 from logscope.model import ParsedLog
-from logscope.parsers.grammar import load_line_grammar
+from logscope.parsers.grammar import MAX_BLANK_RUN, Fields, LineLexer, load_line_grammar, refused
 from logscope.parsers.rknn.assembler import RknnAssembler
+from logscope.parsers.rknn.bulk import MIN_RUN, category_substrings, named_lines, run_regex, split_runs
 from logscope.parsers.rknn.state import _LAYER_FIELDS, _QUIET_NOISE, _TENSOR_FIELDS
 
 __all__ = ["parse_rknn", "parse_rknn_blocks"]
+
+Substrings = tuple[tuple[str, ...], tuple[str, ...]]
+# A plain message line's level and text (the run regex has already checked its whole shape).
+_PLAIN_LEVEL = re.compile(r"^[ \t]*([DIWE]) ", re.MULTILINE)
+_PLAIN_TEXT = re.compile(r"^[ \t]*[DIWE] (.*)$", re.MULTILINE)
+
+
+# Every run of `MIN_RUN` lines holds two consecutive lines of every `_STRIDE`-th: a block where no two
+# such samples start like a plain message holds no run, and is not joined and scanned (a real log).
+_STRIDE = MIN_RUN // 2
+_PLAIN_START = re.compile(r"[ \t]{0,16}[DIWE] [A-Za-z0-9_]")
+
+
+def _may_hold_run(lines: list[str]) -> bool:
+    return len(lines) >= MIN_RUN and b"\x01\x01" in bytes(
+        map(bool, map(_PLAIN_START.match, lines[::_STRIDE]))
+    )
+
+
+def _levels(text: str, span: tuple[int, int], count: int) -> list[str] | str:
+    """The levels of the `count` plain-message lines in `text[span]`: one letter when every line starts
+    with it (counted in C: a newline, the letter, a blank), else one per line."""
+    start, end = span
+    letter = text[start]
+    if letter in "DIWE" and text.count(f"\n{letter} ", start - 1, end) == count:
+        return letter
+    levels: list[str] = _PLAIN_LEVEL.findall(text, start, end)
+    return levels
+
+
+@functools.cache
+def _bulk_regexes(lexer: LineLexer) -> tuple[re.Pattern[str] | None, Substrings | None]:
+    """The grammar's run regex and the categories' required strings (`bulk`), once per process."""
+    return run_regex(lexer), category_substrings()
 
 
 def parse_rknn(text: LogText) -> ParsedLog:
@@ -78,7 +115,7 @@ def _parse_lines(source: LogSource, blocks: Iterable[tuple[list[str], list[int]]
     pass_values = assembler._pass_values
     counts = assembler.counts
 
-    def feed_block(lines: list[str], numbers: list[int]) -> None:
+    def feed_each(lines: list[str], numbers: list[int]) -> None:
         # The hot loop reads only locals (closure cells cost ~5% on a verbose log).
         a, classify_, quiet_, feed_ = assembler, classify, quiet, feed
         match_tensor_, tensor_groups_, tensor_values_ = match_tensor, tensor_groups, tensor_values
@@ -90,6 +127,9 @@ def _parse_lines(source: LogSource, blocks: Iterable[tuple[list[str], list[int]]
             if not line:
                 blank += 1
                 a.open_message = None
+                continue
+            if len(line) > MAX_BLANK_RUN and refused(line):  # no terminal matches it, so no matcher may
+                feed_("", Fields(), line, number)
                 continue
             table = a.table
             if table == "feature" or table == "const":
@@ -133,7 +173,41 @@ def _parse_lines(source: LogSource, blocks: Iterable[tuple[list[str], list[int]]
         counts["blank"] += blank
         counts["noise"] += noise
 
-    assembler.feed_lines(blocks, feed_block)
+    runs, categories = _bulk_regexes(lexer)
+
+    def feed_block(lines: list[str], numbers: list[int]) -> None:
+        """Runs of plain messages go to `bulk` (their first and last lines, and any line a category names,
+        to `feed_each`, which does what a message does to the assembler's state); the rest to `feed_each`."""
+        if runs is None or categories is None or not _may_hold_run(lines):
+            feed_each(lines, numbers)
+            return
+        text = "\n" + "\n".join(lines) + "\n"  # every line between two newlines (`bulk.run_regex`)
+        done = 0
+        for first, stop, middle in split_runs(text, runs.finditer(text)):
+            feed_each(lines[done : first + 1], numbers[done : first + 1])
+            done = stop - 1
+            if assembler.traceback is not None or assembler.wrapped_perf is not None:
+                feed_each(lines[first + 1 : done], numbers[first + 1 : done])
+            else:
+                _feed_plain(text, middle, lines[first + 1 : done], numbers[first + 1 : done], categories)
+        feed_each(lines[done:], numbers[done:])
+
+    def _feed_plain(
+        text: str, span: tuple[int, int], lines: list[str], numbers: list[int], substrings: Substrings
+    ) -> None:
+        """The middle lines of a run: `span` is where they are in `text` (the block, joined)."""
+        texts = _PLAIN_TEXT.findall(text, *span)
+        levels = _levels(text, span, len(texts))
+        done = 0
+        for index in [*named_lines(texts, substrings), len(lines)]:  # a category: the ordinary path
+            if index > done:
+                part = levels if isinstance(levels, str) else levels[done:index]
+                assembler._plain_run(part, texts[done:index], numbers[done:index])
+            if index < len(lines):
+                feed_each(lines[index : index + 1], numbers[index : index + 1])
+            done = index + 1
+
+    assembler.feed_lines(blocks, feed_block, located=feed_each)
     try:
         return assembler.finish()
     finally:

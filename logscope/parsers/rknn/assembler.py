@@ -8,6 +8,7 @@ from logscope.frames import build_frame
 from logscope.io import LogSource
 from logscope.model import ParsedLog
 from logscope.parsers.grammar import Fields
+from logscope.parsers.rknn.bulk import messages_frame
 from logscope.parsers.rknn.state import _FOREIGN, _MESSAGE_KINDS, _NOISE, _ROW_COLUMNS, _Build
 from logscope.parsers.rknn.toolkit import ToolkitLogger
 
@@ -139,7 +140,12 @@ class RknnAssembler(ToolkitLogger):
                     memory.append({"build_index": b.index, "source": "eval_memory"} | figures)
             if b.perf_totals:
                 perf_totals.append({"build_index": b.index} | b.perf_totals)
-        frames = {name: build_frame(name, rows, _ROW_COLUMNS.get(name)) for name, rows in self.rows.items()}
+        frames = {
+            name: messages_frame(rows, _ROW_COLUMNS[name])
+            if name == "messages" and self.has_message_runs
+            else build_frame(name, rows, _ROW_COLUMNS.get(name))
+            for name, rows in self.rows.items()
+        }
         frames["builds"] = build_frame("builds", builds)
         frames["memory"] = build_frame("memory", memory)
         frames["perf_totals"] = build_frame("perf_totals", perf_totals)

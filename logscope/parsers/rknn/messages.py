@@ -7,6 +7,7 @@ from typing import Any
 
 from logscope.parsers.categories import classify_exception, classify_message
 from logscope.parsers.grammar import Fields
+from logscope.parsers.rknn.bulk import MessageRun
 from logscope.parsers.rknn.runtime import Runtime
 from logscope.parsers.rknn.state import _MAX_MESSAGE_CHARS, _ROW_COLUMNS
 
@@ -91,6 +92,15 @@ class Messages(Runtime):
             self.traceback, self.traceback_func = row, func
         if category is not None and category.name == "allocation-failure":
             self._failed_allocation(text, build, number)
+
+    def _plain_run(self, levels: list[str] | str, texts: list[str], numbers: list[int]) -> None:
+        """The middle lines of a run of plain messages (`bulk`): rows as columns, nothing else changes."""
+        build = self._current(numbers[0])
+        self.rows["messages"].append(MessageRun(build.index, numbers, levels, texts))
+        self.has_message_runs = True
+        self.counts["message"] += len(numbers)
+        self.last_fed = numbers[-1]
+        self.open_message = None
 
     def _traceback_line(self, kind: str, func: str | None, text: str, number: int) -> bool:
         """Add a line to the open traceback (a frame, a source line, the closing exception line);

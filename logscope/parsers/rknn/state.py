@@ -235,6 +235,7 @@ class RknnState(BaseAssembler[_Build]):
         self.pending_settings: dict[str, str] | None = None  # 2.5.0's toolkit options line
         self.fuse_section: str | None = None
         self.open_message: list[Any] | None = None  # a `messages` row, in `_ROW_COLUMNS` order
+        self.has_message_runs = False  # `messages` holds `bulk.MessageRun`s besides rows
         self.open_fusion: dict[str, Any] | None = None
         self.open_passes: dict[str, dict[str, Any]] = {}
         self.last_progress: dict[str, Any] | None = None

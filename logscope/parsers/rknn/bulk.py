@@ -1,0 +1,272 @@
+"""Runs of plain toolkit messages (`I x`, `W some words`) read as columns, with no Python call per line.
+
+A log of a million one-word messages spent 3.5 µs on each line (two alternations, a handler, a row),
+fifteen times a real log's cost per byte. Such lines are the cheapest to recognise, so a block is first
+scanned with one regex for runs of them, in C, and a run's middle lines become one `MessageRun` of
+columns. What makes that exact, not a guess:
+
+- **The run regex's line pattern accepts only lines `classify` reads as `PY_PREFIX` + `PY_PLAIN`.** The lines are
+  `[ \t]*[DIWE] ` and a body of ASCII word characters and spaces that starts with a word character
+  (at most `_MAX_BODY` characters, far under every line limit). Each terminal `classify` would try on
+  such a body before `PY_PLAIN` is proven unable to match it (`grammar.requires_outside`: every string
+  it matches holds a character outside that set); first characters for which a rival cannot be ruled
+  out (`rknn building done` is `BUILD_DONE`) are left out of the run regex. The start terminals ranked
+  before `PY_PREFIX` are proven the same way, or shown to cover at most one word character of a line
+  (`grammar.most_matched`) where these lines hold two, or else become look-ahead guards in the run regex;
+  when any of this cannot be shown for the grammar in hand, there is no run regex and every line takes
+  the ordinary path.
+- **A run's first and last lines take the ordinary path**, so what a message does to the assembler's
+  state (closing a traceback or a wrapped perf row, the open message a continuation line extends) is
+  done by the ordinary code; the middle lines change nothing but the counts and the rows.
+- **Lines whose text names a message category** (`out of memory`, `Killed`, ...) also take the ordinary
+  path. Every category's pattern requires one of a few strings (`grammar.required_substrings`); only
+  the texts holding one (found by `str.find` over the run) are classified, and those a category names
+  are handed over.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from logscope.parsers import categories
+from logscope.parsers.grammar import LineLexer, most_matched, required_substrings, requires_outside
+
+_WORD = frozenset(string.ascii_letters + string.digits + "_")
+_BODY = _WORD | {" "}
+_LINE_CHARS = _BODY | {"\t"}
+# The prefix the run regex spells out; another grammar's PY_PREFIX turns the fast path off.
+_PY_PREFIX = "[ \t]*(?P<level>[DIWE]) "
+_MAX_INDENT, _MAX_BODY = 16, 1000
+# Shorter runs are not worth a join and a scan (a real log's runs of plain messages are a few lines).
+MIN_RUN = 32
+
+
+@dataclass(frozen=True)
+class MessageRun:
+    """Consecutive `messages` rows of plain toolkit messages, column by column.
+
+    Every row has `line == end_line`, no logger, function, timestamp or category, and is not fatal.
+    """
+
+    build_index: int
+    lines: list[int]
+    levels: list[str] | str  # one level for the whole run, or one per row
+    texts: list[str]
+
+
+def run_regex(lexer: LineLexer) -> re.Pattern[str] | None:
+    """The regex that finds, in a block joined as `"\n" + "\n".join(lines) + "\n"`, the newline before
+    each line that is *not* a plain message (and the last newline), or None when exactness cannot be
+    shown. Runs are the gaps between its matches (`split_runs`): searching for the exceptions with
+    one look-ahead per line is 3x faster than matching the runs as repeated groups."""
+    plan = lexer._plan
+    if plan.terminals.get("PY_PREFIX") != _PY_PREFIX or "PY_PLAIN" not in plan.order.get("PY_PREFIX", []):
+        return None
+    start, after = plan.order[""], plan.order["PY_PREFIX"]
+    guards = []
+    for name in start[: start.index("PY_PREFIX")]:
+        regexp = plan.terminals[name]
+        if requires_outside(regexp, _LINE_CHARS):
+            continue
+        if not name.endswith("_PREFIX") and most_matched(regexp, _WORD) < 2:
+            continue  # it must cover the line, which holds two word characters (the level, the body's first)
+        guard = _line_guard(lexer._anchored(name))
+        if guard is None:
+            return None
+        guards.append(f"(?!{guard})")
+    firsts = ""
+    rivals = after[: after.index("PY_PLAIN")]
+    for ch in sorted(_WORD):
+        trying = [n for n in rivals if (first := plan.firsts[n]) is None or ord(ch) in first]
+        if all(requires_outside(plan.terminals[n], _BODY) for n in trying):
+            firsts += ch
+    if not firsts:
+        return None
+    indent, body = f"[ \\t]{{0,{_MAX_INDENT}}}", f"[A-Za-z0-9_ ]{{0,{_MAX_BODY - 1}}}"
+    line = f"{''.join(guards)}{indent}[DIWE] [{re.escape(firsts)}]{body}\\n"
+    return re.compile(f"\\n(?!{line})")
+
+
+def _line_guard(anchored: str) -> str | None:
+    """A terminal as a look-ahead at a line start of newline-joined text that matches where the terminal
+    matches that line alone, or None when that cannot be shown (look-behinds, negative look-aheads,
+    string anchors left: they read past the line or depend on where the string ends)."""
+    regexp = anchored.replace(r"\Z", "(?=\\n)")
+    try:
+        parsed = _parse(regexp)
+    except re.error:
+        return None
+    return regexp if _line_local(list(parsed)) else None
+
+
+def _parse(regexp: str) -> Any:
+    import re._parser as sre_parser
+
+    return sre_parser.parse(regexp, re.MULTILINE)
+
+
+def _line_local(items: list[Any]) -> bool:
+    import re._constants as c
+
+    for op, arg in items:
+        if op is c.ASSERT_NOT or (op is c.ASSERT and arg[0] < 0):
+            return False
+        if op is c.AT and arg in (c.AT_BEGINNING_STRING, c.AT_END_STRING):
+            return False
+        if op is c.GROUPREF_EXISTS:
+            return False
+        subs: list[Any] = []
+        if op is c.ASSERT:
+            subs = [arg[1]]
+        elif op is c.SUBPATTERN:
+            subs = [arg[3]]
+        elif op in (c.MAX_REPEAT, c.MIN_REPEAT, getattr(c, "POSSESSIVE_REPEAT", c.MAX_REPEAT)):
+            subs = [arg[2]]
+        elif op is getattr(c, "ATOMIC_GROUP", None):
+            subs = [arg]
+        elif op is c.BRANCH:
+            subs = list(arg[1])
+        if not all(_line_local(list(sub)) for sub in subs):
+            return False
+    return True
+
+
+def category_substrings() -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """Strings one of which every message a category names holds: (as written, lower-cased for the
+    case-blind patterns), or None when some category's pattern requires no string that can be shown."""
+    exact: set[str] = set()
+    folded: set[str] = set()
+    for category in categories.CATEGORIES:
+        found = required_substrings(category.pattern.pattern)
+        if found is None:
+            return None
+        strings, ignore_case = found
+        if ignore_case:
+            folded.update(text.lower() for text in strings)
+        else:
+            exact.update(strings)
+    return tuple(sorted(exact)), tuple(sorted(folded))
+
+
+def split_runs(text: str, exceptions: Iterable[re.Match[str]]) -> Iterator[tuple[int, int, tuple[int, int]]]:
+    """Runs of at least `MIN_RUN` plain-message lines in `text` (a block joined as `run_regex` says),
+    from the newlines before the lines that are not plain messages: per run, its line indices
+    [first, stop) and the character span of its middle lines (all but the first and the last)."""
+    previous, previous_at = -1, 0  # the last line that is not a plain message, and its newline
+    line = pos = 0
+    for m in exceptions:
+        at = m.start()
+        line += text.count("\n", pos, at)  # the line after the newline at `at` (the text opens with one)
+        pos = at
+        if line - previous - 1 >= MIN_RUN:
+            first_start = text.index("\n", previous_at + 1) + 1 if previous >= 0 else 1
+            middle_start = text.index("\n", first_start) + 1
+            middle_end = text.rindex("\n", 0, at) + 1
+            yield previous + 1, line, (middle_start, middle_end)
+        previous, previous_at = line, at
+
+
+def named_lines(texts: list[str], substrings: tuple[tuple[str, ...], tuple[str, ...]]) -> list[int]:
+    """Indices, ascending, of the texts a message category names (`categories.classify_message`).
+
+    Only texts holding one of the categories' required strings can be named; those are found with
+    `str.find` over the texts joined with newlines, and only they are classified.
+    """
+    exact, folded = substrings
+    joined = "\n".join(texts)
+    hits: list[int] = []
+    for haystack, needles in ((joined, exact), (joined.lower() if folded else "", folded)):
+        for needle in needles:
+            pos = haystack.find(needle)
+            while pos != -1:
+                hits.append(pos)
+                pos = haystack.find(needle, pos + 1)
+    if not hits:
+        return []
+    hits.sort()
+    candidates: list[int] = []
+    line = pos = 0
+    for hit in hits:
+        line += joined.count("\n", pos, hit)
+        pos = hit
+        if not candidates or candidates[-1] != line:
+            candidates.append(line)
+    return [i for i in candidates if categories.classify_message(texts[i]) is not None]
+
+
+def messages_frame(items: list[Any], columns: tuple[str, ...]) -> Any:
+    """The `messages` frame from rows (lists in `columns` order) and `MessageRun`s, in line order.
+
+    Integer and boolean columns are assembled as numpy arrays (a run's line numbers are a range when no
+    physical line was split), text columns as lists; columns no row fills are left to be made <NA>.
+    """
+    import numpy as np
+
+    from logscope.frames import build_frame_columns
+
+    text_columns = ("level", "logger", "func", "timestamp", "category", "message")
+    texts: dict[str, list[Any]] = {column: [] for column in text_columns}
+    gaps: list[tuple[int, int]] = []  # (position in the text columns, rows): runs' empty text cells
+    numbers: dict[str, list[Any]] = {"build_index": [], "line": [], "end_line": [], "fatal": []}
+    filled = {"level", "message"}  # the text columns runs fill
+    pending: list[Any] = []
+    size = 0
+
+    def flush() -> None:
+        for column, cells in zip(columns, zip(*pending, strict=True), strict=True):
+            if column in texts:
+                texts[column].extend(cells)
+                if column not in filled and any(cell is not None for cell in cells):
+                    filled.add(column)
+            elif column == "fatal":
+                numbers[column].append(np.array(cells, dtype=bool))
+            else:  # integers, unless a row left one out
+                numbers[column].append(np.array(cells, dtype=object if None in cells else np.int64))
+        pending.clear()
+
+    for item in items:
+        if not isinstance(item, MessageRun):
+            pending.append(item)
+            size += 1
+            continue
+        flush()
+        count, lines = len(item.lines), item.lines
+        consecutive = lines[-1] - lines[0] == count - 1
+        line_numbers = np.arange(lines[0], lines[-1] + 1) if consecutive else np.array(lines, dtype=np.int64)
+        numbers["build_index"].append(np.full(count, item.build_index, dtype=np.int64))
+        numbers["line"].append(line_numbers)
+        numbers["end_line"].append(line_numbers.copy())
+        numbers["fatal"].append(np.zeros(count, dtype=bool))
+        levels = item.levels
+        texts["level"].extend([levels] * count if isinstance(levels, str) else levels)
+        texts["message"].extend(item.texts)
+        gaps.append((len(texts["logger"]), count))
+        size += count
+    flush()
+    data: dict[str, Any] = {
+        column: texts[column] if column in ("level", "message") else _with_gaps(texts[column], gaps)
+        for column in filled
+    }
+    for column, pieces in numbers.items():
+        joined = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int64)
+        data[column] = joined.tolist() if joined.dtype == object else joined
+    return build_frame_columns("messages", data, size)
+
+
+def _with_gaps(cells: list[Any], gaps: list[tuple[int, int]]) -> list[Any]:
+    """A column runs leave empty (logger, function, timestamp, category) holds only the rows' cells:
+    put each run's missing cells back where the run was."""
+    if not gaps:
+        return cells
+    out: list[Any] = []
+    done = 0
+    for at, count in gaps:
+        out.extend(cells[done:at])
+        out.extend([None] * count)
+        done = at
+    out.extend(cells[done:])
+    return out
