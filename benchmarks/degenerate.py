@@ -9,7 +9,8 @@ detection accepts it):
   real logs: many of its terminals look for a word anywhere in the line);
 - one-word messages: a toolkit banner, then 1,000,000 lines `I x` (4 MB): every line a message row, the
   fewest bytes per row; and 1,000,000 lines of distinct words under all four levels (`D w0`, `I w1`, ...),
-  so nothing is the same from line to line;
+  so nothing is the same from line to line; and 1,000,000 one-word lines after a heap trace's head (an
+  MCU log: no terminal reads them, each is an unparsed row);
 - many ops: a per-op heap trace of 1,000,000 ops (57 MB) in one inference;
 - one long line: a toolkit banner, then a single 200 MB message line;
 - blank runs: 256 lines of 16 KB (the longest line the lexer reads) shaped as the ones that made
@@ -25,8 +26,8 @@ For each: `logscope.parse` CPU seconds (best of 2, of 5 for the real logs, one r
 100 MB, `time.process_time`), MB/s, the ratio real RKNN MB/s ÷ its MB/s, and the ratio of its own
 family's real log (the target, at most 3: degenerate input must not read much slower than real input
 of the same format); then the peak RSS of the parse in a fresh child process (VmHWM minus the RSS after
-imports) as a multiple of the file size. Figures go to benchmarks/out/degenerate-results.json. Nothing is asserted on timings: a missed
-target prints MISSED.
+imports) as a multiple of the file size. Figures go to benchmarks/out/degenerate-results.json. Nothing
+is asserted on timings: a missed target prints MISSED.
 
 Usage: python benchmarks/degenerate.py [--only WORD]   (inputs whose label contains WORD)
 """
@@ -92,6 +93,7 @@ def inputs() -> dict[str, tuple[Path, str]]:
         "real MCU (TFLM corpus)": OUT / "degenerate-real-mcu.txt",
         "1,000,000 `I x` lines": OUT / "degenerate-one-word-v2.log",
         "1,000,000 lines, distinct words": OUT / "degenerate-distinct-words.log",
+        "1,000,000 one-word lines (MCU)": OUT / "degenerate-one-word-mcu.txt",
         "1,000,000-op heap trace": OUT / "degenerate-heap-1m.txt",
         "one 200 MB line": OUT / "degenerate-long-line-200mb.log",
         "256 blank-run lines (RKNN)": OUT / "degenerate-blank-runs.log",
@@ -105,6 +107,7 @@ def inputs() -> dict[str, tuple[Path, str]]:
         real_mcu,
         one_word,
         distinct,
+        one_word_mcu,
         heap,
         long_line,
         blank_runs,
@@ -125,6 +128,10 @@ def inputs() -> dict[str, tuple[Path, str]]:
         levels = "DIWE"
         distinct.write_text(
             BANNER + "".join(f"{levels[i % 4]} w{i}\n" for i in range(1_000_000)), encoding="utf-8"
+        )
+    if not one_word_mcu.exists():
+        one_word_mcu.write_text(
+            HEAP_HEAD + "".join(f"w{i % 1000}\n" for i in range(1_000_000)), encoding="utf-8"
         )
     if not heap.exists():
         with heap.open("w", encoding="utf-8") as out:

@@ -20,7 +20,10 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
+import pandas as pd
+
 from logscope.errors import note_where
+from logscope.frames import build_frame, build_frame_columns
 from logscope.parsers.grammar import Fields
 
 LINE_CLASSES = ("structural", "message", "noise", "foreign", "blank", "unparsed")
@@ -59,18 +62,54 @@ class Segment(Protocol):
 S = TypeVar("S", bound=Segment)
 
 
+@dataclass(frozen=True)
+class UnparsedRun:
+    """Consecutive unparsed lines with one reason, column by column (`logscope.parsers.runs`)."""
+
+    lines: list[int]
+    reason: str
+    texts: list[str]
+
+
 class LineAccount:
     """Counts of physical lines per class, and the unparsed rows (line, reason, text)."""
 
-    __slots__ = ("counts", "unparsed_rows")
+    __slots__ = ("counts", "has_runs", "unparsed_rows")
 
     def __init__(self) -> None:
         self.counts: dict[str, int] = dict.fromkeys(LINE_CLASSES, 0)
-        self.unparsed_rows: list[dict[str, Any]] = []
+        self.unparsed_rows: list[dict[str, Any] | UnparsedRun] = []
+        self.has_runs = False
 
     def unparsed(self, number: int, line: str, reason: str) -> None:
         self.counts["unparsed"] += 1
         self.unparsed_rows.append({"line": number, "reason": reason, "text": line[:MAX_UNPARSED_CHARS]})
+
+    def unparsed_run(self, numbers: list[int], lines: list[str], reason: str) -> None:
+        """Many unparsed lines at once: what `unparsed` does for each, in one row of columns."""
+        self.counts["unparsed"] += len(numbers)
+        if max(map(len, lines)) > MAX_UNPARSED_CHARS:
+            lines = [line[:MAX_UNPARSED_CHARS] for line in lines]
+        self.unparsed_rows.append(UnparsedRun(numbers, reason, lines))
+        self.has_runs = True
+
+    def frame(self) -> pd.DataFrame:
+        """The `unparsed` frame, in line order."""
+        if not self.has_runs:
+            return build_frame("unparsed", self.unparsed_rows)  # type: ignore[arg-type]
+        lines: list[int] = []
+        reasons: list[str] = []
+        texts: list[str] = []
+        for row in self.unparsed_rows:
+            if isinstance(row, UnparsedRun):
+                lines += row.lines
+                reasons += [row.reason] * len(row.lines)
+                texts += row.texts
+            else:
+                lines.append(row["line"])
+                reasons.append(row["reason"])
+                texts.append(row["text"])
+        return build_frame_columns("unparsed", {"line": lines, "reason": reasons, "text": texts}, len(lines))
 
     def snapshot(self) -> tuple[int, ...]:
         counts = self.counts

@@ -18,10 +18,11 @@ from typing import Any
 
 from logscope.io import LogSource, LogText
 from logscope.model import ParsedLog
-from logscope.parsers.grammar import MAX_BLANK_RUN, load_line_grammar, refused
+from logscope.parsers.grammar import MAX_BLANK_RUN, LineLexer, load_line_grammar, refused
 from logscope.parsers.mcu.assembler import McuAssembler
 from logscope.parsers.mcu.state import HEAP_FIELDS, to_bytes
 from logscope.parsers.mcu.vocabulary import format_of, is_evidence
+from logscope.parsers.runs import feed_with_runs, unrecognised_run_regex
 
 __all__ = ["format_of", "is_evidence", "parse_mcu", "parse_mcu_blocks", "to_bytes"]
 
@@ -36,6 +37,15 @@ def _heap_shortcut() -> tuple[Callable[[str], re.Match[str] | None], tuple[int, 
     lexer = load_line_grammar("mcu").lexer
     heap, prefix = lexer.terminal_regex("HEAP_OP"), lexer.terminal_regex("ESP_PREFIX")
     return heap.match, tuple(heap.groupindex[name] for name in HEAP_FIELDS), prefix.match
+
+
+# Every line of a run of unrecognised lines (`runs.unrecognised_run_regex`) starts so.
+_WORDS_ONLY = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_ ]*\Z")
+
+
+@functools.cache
+def _unrecognised_runs(lexer: LineLexer) -> re.Pattern[str] | None:
+    return unrecognised_run_regex(lexer)
 
 
 def parse_mcu(text: LogText) -> ParsedLog:
@@ -81,8 +91,24 @@ def _parse(source: LogSource, blocks: Iterable[tuple[list[str], list[int]]]) -> 
             kind, fields = classify(line)
             feed(kind, fields, line, number)
 
+    runs = _unrecognised_runs(load_line_grammar("mcu").lexer)
+
+    def feed_runs(lines: list[str], numbers: list[int]) -> None:
+        """Runs of lines no terminal but `OTHER` takes go to the assembler as one run of unparsed rows."""
+        if runs is None:
+            feed_block(lines, numbers)
+            return
+        feed_with_runs(
+            lines,
+            numbers,
+            runs,
+            _WORDS_ONLY,
+            feed_block,
+            lambda _text, _span, run_lines, run_numbers: assembler.unrecognised_run(run_lines, run_numbers),
+        )
+
     # The base counts a physical line once when `logscope.io` split it into several logical lines.
-    assembler.feed_lines(blocks, feed_block)
+    assembler.feed_lines(blocks, feed_runs, located=feed_block)
     try:
         return assembler.finish()
     finally:

@@ -171,6 +171,16 @@ class McuAssembler(TinyEngine):
         self.open_layer = None
         self.prev_kind = ""
 
+    def unrecognised_run(self, lines: list[str], numbers: list[int]) -> bool:
+        """The middle lines of a run of lines `OTHER` takes (`runs.unrecognised_run_regex`): what `feed`
+        does with each when no table reads them by layout and no ST section is skipped (False: it
+        does not apply, feed them one by one)."""
+        if self.skipping or self.table in ("vela_layers", "st_carrays"):
+            return False
+        self.account.unparsed_run(numbers, lines, "unrecognised line")
+        self.prev_kind = "OTHER"
+        return True
+
     def feed(self, kind: str, fields: Fields, line: str, number: int) -> None:
         if kind == "HEAP_OP":
             self._heap_op(fields, line, number)
@@ -265,7 +275,7 @@ class McuAssembler(TinyEngine):
         for layer in self.rows["mcu_layers"]:
             layer.pop("_tensors", None)
         frames = {name: build_frame(name, rows) for name, rows in self.rows.items() if name != "mcu_runs"}
-        frames["unparsed"] = build_frame("unparsed", self.account.unparsed_rows)
+        frames["unparsed"] = self.account.frame()
         frames["mcu_runs"] = build_frame("mcu_runs", runs)
         frames["ops"] = self._ops_frame()
         families: Counter[str] = Counter()

@@ -13,6 +13,7 @@ line alone cannot carry:
 
 Noise lines (known, content-free compiler chatter and tqdm bars) are counted, never stored, so memory
 does not grow with them. Every other line lands in a frame or in `unparsed` with its line number.
+Runs of plain messages are read as columns (`bulk`, `logscope.parsers.runs`); the rest line by line.
 """
 
 from __future__ import annotations
@@ -26,8 +27,9 @@ from logscope.io import LogSource, LogText
 from logscope.model import ParsedLog
 from logscope.parsers.grammar import MAX_BLANK_RUN, Fields, LineLexer, load_line_grammar, refused
 from logscope.parsers.rknn.assembler import RknnAssembler
-from logscope.parsers.rknn.bulk import MIN_RUN, category_substrings, named_lines, run_regex, split_runs
+from logscope.parsers.rknn.bulk import category_substrings, named_lines, run_regex
 from logscope.parsers.rknn.state import _LAYER_FIELDS, _QUIET_NOISE, _TENSOR_FIELDS
+from logscope.parsers.runs import feed_with_runs
 
 __all__ = ["parse_rknn", "parse_rknn_blocks"]
 
@@ -37,16 +39,8 @@ _PLAIN_LEVEL = re.compile(r"^[ \t]*([DIWE]) ", re.MULTILINE)
 _PLAIN_TEXT = re.compile(r"^[ \t]*[DIWE] (.*)$", re.MULTILINE)
 
 
-# Every run of `MIN_RUN` lines holds two consecutive lines of every `_STRIDE`-th: a block where no two
-# such samples start like a plain message holds no run, and is not joined and scanned (a real log).
-_STRIDE = MIN_RUN // 2
-_PLAIN_START = re.compile(r"[ \t]{0,16}[DIWE] [A-Za-z0-9_]")
-
-
-def _may_hold_run(lines: list[str]) -> bool:
-    return len(lines) >= MIN_RUN and b"\x01\x01" in bytes(
-        map(bool, map(_PLAIN_START.match, lines[::_STRIDE]))
-    )
+# Every run line is of this shape (`runs.may_hold_run`).
+_PLAIN_START = re.compile(r"[ \t]{0,16}[DIWE] [A-Za-z0-9_][A-Za-z0-9_ ]*\Z")
 
 
 def _levels(text: str, span: tuple[int, int], count: int) -> list[str] | str:
@@ -178,19 +172,16 @@ def _parse_lines(source: LogSource, blocks: Iterable[tuple[list[str], list[int]]
     def feed_block(lines: list[str], numbers: list[int]) -> None:
         """Runs of plain messages go to `bulk` (their first and last lines, and any line a category names,
         to `feed_each`, which does what a message does to the assembler's state); the rest to `feed_each`."""
-        if runs is None or categories is None or not _may_hold_run(lines):
+        if runs is None or categories is None:
             feed_each(lines, numbers)
             return
-        text = "\n" + "\n".join(lines) + "\n"  # every line between two newlines (`bulk.run_regex`)
-        done = 0
-        for first, stop, middle in split_runs(text, runs.finditer(text)):
-            feed_each(lines[done : first + 1], numbers[done : first + 1])
-            done = stop - 1
-            if assembler.traceback is not None or assembler.wrapped_perf is not None:
-                feed_each(lines[first + 1 : done], numbers[first + 1 : done])
-            else:
-                _feed_plain(text, middle, lines[first + 1 : done], numbers[first + 1 : done], categories)
-        feed_each(lines[done:], numbers[done:])
+        feed_with_runs(lines, numbers, runs, _PLAIN_START, feed_each, read_plain)
+
+    def read_plain(text: str, span: tuple[int, int], lines: list[str], numbers: list[int]) -> bool:
+        if assembler.traceback is not None or assembler.wrapped_perf is not None or categories is None:
+            return False
+        _feed_plain(text, span, lines, numbers, categories)
+        return True
 
     def _feed_plain(
         text: str, span: tuple[int, int], lines: list[str], numbers: list[int], substrings: Substrings

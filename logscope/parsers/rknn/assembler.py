@@ -145,7 +145,9 @@ class RknnAssembler(ToolkitLogger):
             if name == "messages" and self.has_message_runs
             else build_frame(name, rows, _ROW_COLUMNS.get(name))
             for name, rows in self.rows.items()
+            if name != "unparsed"
         }
+        frames["unparsed"] = self.account.frame()
         frames["builds"] = build_frame("builds", builds)
         frames["memory"] = build_frame("memory", memory)
         frames["perf_totals"] = build_frame("perf_totals", perf_totals)

@@ -5,8 +5,8 @@ fifteen times a real log's cost per byte. Such lines are the cheapest to recogni
 scanned with one regex for runs of them, in C, and a run's middle lines become one `MessageRun` of
 columns. What makes that exact, not a guess:
 
-- **The run regex's line pattern accepts only lines `classify` reads as `PY_PREFIX` + `PY_PLAIN`.** The lines are
-  `[ \t]*[DIWE] ` and a body of ASCII word characters and spaces that starts with a word character
+- **The run regex's line pattern accepts only lines `classify` reads as `PY_PREFIX` + `PY_PLAIN`.** The
+  lines are `[ \t]*[DIWE] ` and a body of ASCII word characters and spaces that starts with a word character
   (at most `_MAX_BODY` characters, far under every line limit). Each terminal `classify` would try on
   such a body before `PY_PLAIN` is proven unable to match it (`grammar.requires_outside`: every string
   it matches holds a character outside that set); first characters for which a rival cannot be ruled
@@ -27,22 +27,18 @@ columns. What makes that exact, not a guess:
 from __future__ import annotations
 
 import re
-import string
-from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from logscope.parsers import categories
 from logscope.parsers.grammar import LineLexer, most_matched, required_substrings, requires_outside
+from logscope.parsers.runs import MAX_BODY, WORD, WORDS
 
-_WORD = frozenset(string.ascii_letters + string.digits + "_")
-_BODY = _WORD | {" "}
+_WORD, _BODY = WORD, WORDS
 _LINE_CHARS = _BODY | {"\t"}
 # The prefix the run regex spells out; another grammar's PY_PREFIX turns the fast path off.
 _PY_PREFIX = "[ \t]*(?P<level>[DIWE]) "
-_MAX_INDENT, _MAX_BODY = 16, 1000
-# Shorter runs are not worth a join and a scan (a real log's runs of plain messages are a few lines).
-MIN_RUN = 32
+_MAX_INDENT, _MAX_BODY = 16, MAX_BODY
 
 
 @dataclass(frozen=True)
@@ -150,24 +146,6 @@ def category_substrings() -> tuple[tuple[str, ...], tuple[str, ...]] | None:
         else:
             exact.update(strings)
     return tuple(sorted(exact)), tuple(sorted(folded))
-
-
-def split_runs(text: str, exceptions: Iterable[re.Match[str]]) -> Iterator[tuple[int, int, tuple[int, int]]]:
-    """Runs of at least `MIN_RUN` plain-message lines in `text` (a block joined as `run_regex` says),
-    from the newlines before the lines that are not plain messages: per run, its line indices
-    [first, stop) and the character span of its middle lines (all but the first and the last)."""
-    previous, previous_at = -1, 0  # the last line that is not a plain message, and its newline
-    line = pos = 0
-    for m in exceptions:
-        at = m.start()
-        line += text.count("\n", pos, at)  # the line after the newline at `at` (the text opens with one)
-        pos = at
-        if line - previous - 1 >= MIN_RUN:
-            first_start = text.index("\n", previous_at + 1) + 1 if previous >= 0 else 1
-            middle_start = text.index("\n", first_start) + 1
-            middle_end = text.rindex("\n", 0, at) + 1
-            yield previous + 1, line, (middle_start, middle_end)
-        previous, previous_at = line, at
 
 
 def named_lines(texts: list[str], substrings: tuple[tuple[str, ...], tuple[str, ...]]) -> list[int]:

@@ -1,4 +1,5 @@
-"""Runs of plain toolkit messages are read as columns (`parsers/rknn/bulk.py`): the result must be exactly
+"""Runs of plain toolkit messages (`parsers/rknn/bulk.py`) and of lines no MCU terminal reads
+(`parsers/runs.py`) are read as columns: the result must be exactly
 what the line-by-line path gives, whatever surrounds, interrupts or imitates the run; and the regex
 proofs that make it exact must hold and stay conservative."""
 
@@ -14,7 +15,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import logscope.parsers.mcu as mcu_parser
 import logscope.parsers.rknn as rknn_parser
+import logscope.parsers.runs as runs_module
 from logscope.api import parse_stream, parse_text
 from logscope.io import LogStream
 from logscope.model import ParsedLog
@@ -26,8 +29,10 @@ from logscope.parsers.grammar import (
     required_substrings,
     requires_outside,
 )
+from logscope.parsers.mcu.assembler import McuAssembler
 from logscope.parsers.rknn.assembler import RknnAssembler
-from logscope.parsers.rknn.bulk import MIN_RUN, category_substrings, run_regex, split_runs
+from logscope.parsers.rknn.bulk import category_substrings, run_regex
+from logscope.parsers.runs import MIN_RUN, split_runs, unrecognised_run_regex
 
 BANNER = "W __init__: rknn-toolkit2 version: 1.5.2+b642f30c"
 WORD = frozenset(string.ascii_letters + string.digits + "_")
@@ -76,7 +81,9 @@ def frames_equal(a: ParsedLog, b: ParsedLog) -> None:
 
 
 def line_by_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Turn the run readers of both families off."""
     monkeypatch.setattr(rknn_parser, "_bulk_regexes", lambda lexer: (None, None))
+    monkeypatch.setattr(mcu_parser, "_unrecognised_runs", lambda lexer: None)
 
 
 def run_lines(segments: list[tuple[int, int]]) -> str:
@@ -304,3 +311,86 @@ def test_split_runs_finds_every_run_of_the_minimum_length_and_no_shorter() -> No
     for first, stop, (start, end) in runs:
         middle = text[start:end].split("\n")[:-1]
         assert middle == lines[first + 1 : stop - 1]
+
+
+# ---------------------------------------------------------------------- MCU: runs of unrecognised lines
+MCU_FIXTURES = sorted((Path(__file__).parent.parent / "fixtures" / "mcu").glob("*.txt"))
+HEAP_HEAD = "[    0.004] RAM budget: 65536 B\n[    0.120] heap baseline: 33000 B\n"
+MCU_WORDS = ["x", "Invoke", "baseline123", "OK", "FAIL", "total", "ok done", "RAM", "ram used", "w", "a b c"]
+
+
+@pytest.mark.parametrize("path", MCU_FIXTURES, ids=lambda p: p.name[:30])
+def test_mcu_runs_inside_every_fixture_parse_as_line_by_line(
+    path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run of one-word lines spliced after every 40th line of each real MCU log: inside its tables,
+    its skipped ST sections, after Vela constraints, between heap lines."""
+    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    spliced: list[str] = []
+    for i, line in enumerate(lines):
+        spliced.append(line)
+        if i % 40 == 5:
+            spliced += [MCU_WORDS[(i + k) % len(MCU_WORDS)] + str(k % 7) for k in range(40)]
+    bulk, plain = both_ways("\n".join(spliced) + "\n", monkeypatch)
+    frames_equal(bulk, plain)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.integers(0, len(MCU_WORDS) + 3), st.integers(1, 70)), min_size=1, max_size=10))
+def test_mcu_runs_parse_as_line_by_line(
+    monkeypatch: pytest.MonkeyPatch, segments: list[tuple[int, int]]
+) -> None:
+    extra = ["[ 0.2] Op[3] Conv2D: delta=+100 B, total=33100 B", "", "  indented x", "x" * 700]
+    vocabulary = MCU_WORDS + extra
+    lines = [
+        vocabulary[choice] + (str(k) if choice < len(MCU_WORDS) else "")
+        for choice, n in segments
+        for k in range(n)
+    ]
+    bulk, plain = both_ways(HEAP_HEAD + "\n".join(lines) + "\n", monkeypatch)
+    frames_equal(bulk, plain)
+
+
+def test_mcu_unrecognised_runs_are_read_as_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[int] = []
+    real = McuAssembler.unrecognised_run
+
+    def spy(self: McuAssembler, lines: list[str], numbers: list[int]) -> bool:
+        calls.append(len(lines))
+        return real(self, lines, numbers)
+
+    monkeypatch.setattr(McuAssembler, "unrecognised_run", spy)
+    log = parse_text(HEAP_HEAD + "".join(f"w{i}\n" for i in range(1000)))
+    assert calls == [998]
+    unparsed = log.frames["unparsed"]
+    assert len(unparsed) == 1000 and log.line_counts["unparsed"] == 1000
+    assert unparsed["line"].tolist()[:2] == [3, 4] and unparsed["text"].iloc[-1] == "w999"
+    assert set(unparsed["reason"]) == {"unrecognised line"}
+
+
+def test_mcu_run_regex_exists_for_the_shipped_grammar() -> None:
+    regex = unrecognised_run_regex(load_line_grammar("mcu").lexer)
+    assert regex is not None
+    lexer = load_line_grammar("mcu").lexer
+    line = re.compile(regex.pattern[len("\\n(?!") : -1])
+    for text in ("x", "baseline 100", "Invoke", "arena used 5", "RAM 100", "w1", "OK", "total 3"):
+        if line.match(text + "\n"):
+            assert lexer.classify(text)[0] == "OTHER", text
+
+
+def test_a_real_build_log_is_not_joined_and_scanned(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sample test keeps a verbose build log (many `I step ...` and `D RKNN:` lines) off the run scan."""
+    calls: list[int] = []
+    real = runs_module.split_runs
+
+    def spy(*args: object) -> object:
+        calls.append(1)
+        return real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(runs_module, "split_runs", spy)
+    log_path = Path(__file__).parent.parent / "fixtures" / "rknn"
+    for path in sorted(log_path.glob("09-*.log")):
+        parse_text(path.read_text(encoding="utf-8") * 20)
+    assert calls == []
+    parse_text(run_lines([(0, 100)]))
+    assert calls == [1]
