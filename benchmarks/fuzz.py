@@ -6,7 +6,8 @@
     python benchmarks/fuzz.py --replay rknn 4711    # one case again, its files kept in ./fuzz-case/
 
 The harness (tests/fuzz/harness.py) states the outcomes, the limits and the memory bound. Exit code 1
-when any case ends in a traceback, a limit breach, a timeout or a crash.
+when any case ends in a traceback, a limit breach, a timeout or a crash, or when the harness could not
+write a case (`mutation-timeout`, `mutation-error`: counted apart, never as logscope's outcomes).
 """
 
 from __future__ import annotations
@@ -138,7 +139,7 @@ def main() -> int:
         return 0
     print(f"seed {args.seed}, cases {args.start}..{args.start + args.cases - 1} per family")
     print(harness.format_summary(summaries))
-    return 1 if any(s.bad for s in summaries) else 0
+    return 1 if any(s.bad or s.harness_defects for s in summaries) else 0
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from logscope.errors import LogscopeError, where_of
+from logscope.errors import LogscopeError, note_row, where_of
 from logscope.inert import visible_controls
 from logscope.outputs import check_outputs
 
@@ -1089,6 +1089,7 @@ def main() -> None:
             raise SystemExit(130) from None
         # The last line of defence: an exception logscope did not expect is a bug, reported in one line
         # (what failed, on which input and line where known) with exit 3; --debug adds the traceback.
+        note_row(exc)  # outside the parsers' line loop: the frame row being worked on
         if _RUN["debug"] or "--debug" in sys.argv[1:]:
             import traceback
 
@@ -1100,10 +1101,12 @@ def main() -> None:
 
 def internal_error_line(exc: BaseException, source: object) -> str:
     """`logscope: internal error: ValueError: ... (x.log:12, rule MCU003; --debug shows the traceback)`:
-    the input, and the line and rule the parser or rules engine noted on the exception
-    (`errors.note_where`) or the line the exception carries itself (Lark's)."""
+    the input, and the line and rule noted on the exception (`errors.note_where`: by the parser's line
+    loop, the rules engine, frame building, or `errors.note_row` for the row a later stage was at) or
+    the line the exception carries itself (Lark's)."""
     where_noted = where_of(exc)
     line = where_noted.get("line", getattr(exc, "line", None))
+    source = where_noted.get("source", source)  # a row's own log, when the command reads several
     place = f"{source}" if source is not None else ""
     if isinstance(line, int):
         place = f"{place}:{line}" if place else f"line {line}"

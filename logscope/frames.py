@@ -16,6 +16,8 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from logscope.errors import note_where
+
 INT, FLT, STR, BOOL, OBJ = "Int64", "Float64", "string", "boolean", "object"
 
 # The columns a build-time layer row and an eval_perf row share (the tables print the same first columns).
@@ -287,10 +289,37 @@ def build_frame(
     column, which skips pandas' per-cell type inference (3x faster on 140k tensor rows). Columns
     not given are <NA>.
     """
-    schema = SCHEMAS[name]
     table: list[Any] = list(rows)
     if not table:
         return empty_frame(name)
+    try:
+        return _build_frame(name, table, columns)
+    except Exception as exc:  # a bug: the internal-error line names the row that cannot be built
+        note_where(exc, line=_failing_row_line(name, table, columns))
+        raise
+
+
+def _failing_row_line(name: str, table: list[Any], columns: Sequence[str] | None) -> int | None:
+    """The line of a row that fails to build on its own, found by halving `table` (looked for only after
+    a failure, in at most twice the work of one build); None when no single row is to blame."""
+    at = list(columns).index("line") if columns is not None and "line" in columns else None
+    while len(table) > 1:
+        half = len(table) // 2
+        for part in (table[:half], table[half:]):
+            try:
+                _build_frame(name, part, columns)
+            except Exception:
+                table = part
+                break
+        else:
+            return None
+    row = table[0]
+    line = row.get("line") if columns is None else (row[at] if at is not None else None)
+    return line if isinstance(line, int) and not isinstance(line, bool) else None
+
+
+def _build_frame(name: str, table: list[Any], columns: Sequence[str] | None) -> pd.DataFrame:
+    schema = SCHEMAS[name]
     values: dict[str, Sequence[Any]]
     if columns is None:
         # Dict rows straight into one list per column: no tuple per row and no transposed copy, which

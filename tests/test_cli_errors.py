@@ -165,3 +165,118 @@ def test_a_model_failure_names_the_model(
     assert capsys.readouterr().err == (
         f"logscope: internal error: OverflowError: injected ({model}; --debug shows the traceback)\n"
     )
+
+
+def test_a_frame_build_failure_names_the_row_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Building a frame fails on one row's cell (the const tensor `conv.weight`, line 21): the row is
+    found after the failure and the one line says `FILE:21`."""
+    import logscope.frames as frames
+
+    original = frames._typed_array
+
+    def failing(values: list[object], dtype: str) -> object:
+        if "conv.weight" in values:
+            raise KeyError("injected")
+        return original(values, dtype)
+
+    monkeypatch.setattr(frames, "_typed_array", failing)
+    assert _run(monkeypatch, "parse", str(LOG)) == 3
+    assert capsys.readouterr().err == (
+        f"logscope: internal error: KeyError: 'injected' ({LOG}:21; --debug shows the traceback)\n"
+    )
+
+
+def test_a_derivation_failure_names_the_row_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The MCU live-buffer curve fails while it reads the second ST Edge AI layer row: `FILE:LINE` of
+    that row, though no parser loop is running any more."""
+    import logscope.analysis.mcu as mcu
+    from logscope.api import parse
+
+    trace = LOG.parent.parent / "mcu" / "11-stedgeai-v1-analyze-report-mnist-h750.txt"
+    layers = parse(trace).frames["mcu_layers"]
+    row = layers[layers["source"] == "st-c-layer"].iloc[1]
+    original = mcu._key
+
+    def failing(value: object) -> int:
+        if value == row["layer_index"]:
+            raise KeyError("injected")
+        return original(value)
+
+    monkeypatch.setattr(mcu, "_key", failing)
+    assert _run(monkeypatch, "parse", str(trace)) == 3
+    assert capsys.readouterr().err == (
+        f"logscope: internal error: KeyError: 'injected' ({trace}:{row['line']}; "
+        "--debug shows the traceback)\n"
+    )
+
+
+class _Unprintable:
+    """A finding message that fails when rendered (a renderer bug stands in for it)."""
+
+    def __format__(self, spec: str) -> str:
+        raise ValueError("injected")
+
+    def __lt__(self, other: object) -> bool:
+        return False
+
+
+def test_a_rendering_failure_names_the_finding_s_line_and_its_log(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Rendering the text summary fails on a finding of line 9 of the first of two logs: the one line
+    names that log and line, not the last file the command read."""
+    import dataclasses
+
+    import logscope.rules.config as rules_config
+    from logscope.api import parse
+    from logscope.rules.engine import applicable
+    from logscope.rules.finding import Finding
+
+    log = parse(LOG)
+    code = next(r.code for r in rules_config.Config().enabled_rules() if applicable(r, log))
+
+    def finding(log: object, options: object) -> object:
+        if str(getattr(log, "source", "")) == str(LOG):
+            yield Finding(message=_Unprintable(), line=9)  # type: ignore[arg-type]
+
+    broken = tuple(dataclasses.replace(r, check=finding) if r.code == code else r for r in rules_config.RULES)
+    monkeypatch.setattr(rules_config, "RULES", broken)
+    other = tmp_path / "copy.log"
+    other.write_bytes(LOG.read_bytes())
+    assert _run(monkeypatch, "parse", str(LOG), str(other)) == 3
+    assert capsys.readouterr().err == (
+        f"logscope: internal error: ValueError: injected ({LOG}:9; --debug shows the traceback)\n"
+    )
+
+
+def test_a_value_left_in_a_loop_variable_is_not_a_row_being_worked_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """After its loop, a loop variable still holds the last row; a failure there names no line. (The
+    frames read are logscope's own: this test's file stands in for the package.)"""
+    import logscope.errors as errors
+    from logscope.errors import row_where
+
+    monkeypatch.setattr(errors, "_PACKAGE", str(Path(__file__).resolve().parent))
+
+    rows = [{"line": 4}, {"line": 7}]
+
+    def after_the_loop() -> None:
+        seen = []
+        for row in rows:
+            seen.append(row["line"])
+        raise RuntimeError(row, seen)
+
+    def in_the_loop() -> None:
+        for row in rows:
+            if row["line"] == 7:
+                raise RuntimeError(row)
+
+    for function, want in ((after_the_loop, None), (in_the_loop, (7, None))):
+        with pytest.raises(RuntimeError) as caught:
+            function()
+        assert row_where(caught.value) == want

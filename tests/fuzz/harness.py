@@ -5,9 +5,9 @@ A worker is forked once from a parent that has imported everything a command use
 after case: it writes the mutated file, sets `sys.argv` and calls `logscope.cli.main` (the console
 script's own function: typer parsing, every command, the one-line error and internal-error paths),
 with stdout and stderr captured and the `SystemExit` code kept. A case costs its command's work, not
-an interpreter start. The command is rotated over the cases of a family (`COMMANDS`), so every command
-sees its share of every family. A worker is replaced after a case that did not end cleanly and every
-`RESTART_EVERY` cases.
+an interpreter start. The command is rotated over the cases of a family (`FAMILY_COMMANDS`), so every
+command sees its share of every family. A worker is replaced after a case that did not end cleanly and
+every `RESTART_EVERY` cases.
 
 Outcomes of a case:
 - `ok`: exit 0 or 1 (1: a finding at or above --fail-on), nothing but `wrote ...` lines or findings
@@ -20,8 +20,14 @@ Outcomes of a case:
   worker killed);
 - `memory-bound`: the case ran, but its peak resident memory over the worker's before the case exceeded
   `MEMORY_FIXED_BYTES + MEMORY_PER_INPUT_BYTE` × the input's size (the stated bound, docs/security.md);
-- `timeout`: the case used more than `CASE_CPU_SECONDS` of CPU;
-- `crash`: the worker died another way.
+- `timeout`: logscope used more than `CASE_CPU_SECONDS` of CPU on the case;
+- `crash`: the worker died another way while logscope ran.
+
+Outcomes of the harness itself, never counted as logscope's (the case was not run, or not to its end):
+- `mutation-timeout`: writing the case (the mutators, encoding, compression) used more than
+  `MUTATION_CPU_SECONDS` of CPU, or the worker stopped answering while it wrote the case;
+- `mutation-error`: writing the case raised, or the worker died while it wrote the case.
+Both limits are separate: the mutation step runs under its own CPU limit, then logscope under its own.
 
 Peak memory: before each case the worker resets its kernel high-water mark (`/proc/self/clear_refs`,
 value 5) and reads its resident size; after it, `VmHWM` minus that is the case's peak. The input's size
@@ -38,6 +44,7 @@ import bz2
 import contextlib
 import gzip
 import io
+import json
 import lzma
 import multiprocessing
 import random
@@ -49,6 +56,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -56,16 +64,38 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures"
 TFLITE_FIXTURES = FIXTURES / "tflm-corpus"
+RKNN_COMPILER = FIXTURES / "rknn-compiler"
+# Build logs of fixtures/rknn-compiler/ checked against their models (`check LOG --onnx MODEL`): small
+# models of different shapes (batch 2, a 1x1 head, two inputs and outputs, an LSTM, odd depthwise
+# kernels, attention, a build the compiler refused) over the four toolkit versions. The models are
+# rebuilt by tools/corpus/rknn_models.py with zero weights, as tests/test_compiler_corpus.py does:
+# only shapes matter to `check`, and a rebuilt model is the one the log was compiled from.
+RKNN_CHECK_PAIRS = (
+    "2.5.0/batch2-rk3588-int8",
+    "2.5.0/head_1x1-rk3588-fp16",
+    "2.3.2/multi_io-rk3566-int8",
+    "2.5.0/lstm-rk3588-int8",
+    "2.2.0/dw_odd-rk3576-fp16",
+    "2.3.0/transformer-rk3588-int8",
+    "2.5.0/refused_custom_op-rk3588-int8",
+)
 TEXT_FAMILIES = ("rknn", "mcu", "synthetic")
 MODEL_FAMILIES = ("onnx", "tflite")
 FAMILIES = (*TEXT_FAMILIES, *MODEL_FAMILIES)
 OUTCOMES = ("ok", "refused", "traceback", "memory-limit", "memory-bound", "timeout", "crash")
 BAD_OUTCOMES = ("traceback", "memory-limit", "memory-bound", "timeout", "crash")
+HARNESS_OUTCOMES = ("mutation-timeout", "mutation-error")  # defects of the harness, not of logscope
 
 # Limits of one case. The address-space limit is over the worker's own size after imports (pandas,
 # matplotlib and onnx map several hundred MiB before any case runs).
 CASE_MEMORY_BYTES = 1024 * 1024 * 1024
 CASE_CPU_SECONDS = 30
+# Writing a case takes milliseconds (the largest, 2,000 copies of a line compressed with xz, about a
+# second): a case over this limit is a mutator that is not linear in its input.
+MUTATION_CPU_SECONDS = 10
+# A worker that has not answered after this much wall time (the machine is shared) is stopped: a hang
+# no CPU limit sees (a sleep, a blocked read); its `phase` says whether the harness or logscope hung.
+WALL_SECONDS = (MUTATION_CPU_SECONDS + CASE_CPU_SECONDS) * 6 + 60
 RESTART_EVERY = 400
 CLI_TIMEOUT_SECONDS = 120
 CLI_MEMORY_BYTES = 3 * 1024 * 1024 * 1024  # the whole interpreter: imports included
@@ -102,6 +132,17 @@ AUDIT_COMMANDS: tuple[tuple[str, tuple[str, ...]], ...] = (
         ("audit", "{in}", "--db", "{out}/a.duckdb", "&&", "trend", "--db", "{out}/a.duckdb", "-f", "csv"),
     ),
 )
+# `check` of an RKNN build log against its ONNX model, in the rknn rotation: `{model}` is the case's
+# model. These cases mutate the log, the model (the ONNX mutations) or both (`write_check_case`).
+RKNN_CHECK_COMMANDS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("check-onnx", ("check", "{in}", "--onnx", "{model}")),
+    ("check-onnx-json", ("check", "{in}", "--onnx", "{model}", "-f", "json")),
+    (
+        "check-onnx-frames",
+        ("check", "{in}", "--onnx", "{model}", "--frames-out", "{out}/f", "--frames-format", "csv"),
+    ),
+    ("check-onnx-plot", ("check", "{in}", "--onnx", "{model}", "--plot", "{out}/c.png")),
+)
 PLOT_KINDS = ("memory", "address-map", "breakdown", "fragmentation", "perf")
 MODEL_COMMANDS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
     "onnx": (
@@ -122,9 +163,17 @@ MODEL_COMMANDS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
 }
 
 
+FAMILY_COMMANDS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
+    "rknn": (*LOG_COMMANDS, *RKNN_CHECK_COMMANDS),
+    "mcu": LOG_COMMANDS,
+    "synthetic": LOG_COMMANDS,
+    **MODEL_COMMANDS,
+}
+
+
 def commands(family: str, only: tuple[str, ...] = ()) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """The commands rotated over `family`'s cases; `only`: those named (the audit ones included)."""
-    table = MODEL_COMMANDS.get(family, LOG_COMMANDS)
+    table = FAMILY_COMMANDS[family]
     if not only:
         return table
     extra = AUDIT_COMMANDS if family in TEXT_FAMILIES else ()
@@ -145,6 +194,27 @@ def command_for(family: str, index: int, only: tuple[str, ...] = ()) -> tuple[st
 class CaseTimeout(BaseException):
     """Raised by SIGPROF in the worker when a case runs past its CPU limit (a BaseException, so the
     CLI's own last-resort handler does not turn it into an internal-error line)."""
+
+
+class MutationTimeout(BaseException):
+    """Raised by SIGPROF when writing a case runs past `MUTATION_CPU_SECONDS`: a harness defect."""
+
+
+@contextlib.contextmanager
+def cpu_limit(seconds: float, exception: type[BaseException]) -> Iterator[None]:
+    """Raise `exception` in this (main) thread once the process has used `seconds` more of CPU
+    (`ITIMER_PROF`); the previous SIGPROF handler is put back after."""
+
+    def expire(signum: int, frame: Any) -> None:
+        raise exception(f"over {seconds} s of CPU")
+
+    previous = signal.signal(signal.SIGPROF, expire)
+    signal.setitimer(signal.ITIMER_PROF, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, previous)
 
 
 @dataclass
@@ -182,13 +252,19 @@ class Summary:
 
     @property
     def bad(self) -> int:
+        """Cases logscope did not end cleanly."""
         return sum(self.counts[o] + self.cli_counts[o] for o in BAD_OUTCOMES)
+
+    @property
+    def harness_defects(self) -> int:
+        """Cases the harness could not write: not logscope outcomes, but the run is not clean either."""
+        return sum(self.counts[o] + self.cli_counts[o] for o in HARNESS_OUTCOMES)
 
     def add(self, result: Result) -> None:
         self.counts[result.outcome] += 1
         self.by_command.setdefault(result.command, Counter())[result.outcome] += 1
         self.command_cpu[result.command] += result.cpu_seconds
-        if result.outcome in BAD_OUTCOMES:
+        if result.outcome in BAD_OUTCOMES or result.outcome in HARNESS_OUTCOMES:
             self.failures.append(result)
         self.largest_input = max(self.largest_input, result.input_bytes)
         name = f"{result.family}/{result.index} {result.command}"
@@ -232,6 +308,31 @@ class _Corpus:
             for p in sorted(TFLITE_FIXTURES.glob("*.tflite"))
             if p.stat().st_size < 64 * 1024 and p.with_suffix(".txt").exists()
         ]
+        builds = json.loads((RKNN_COMPILER / "manifest.json").read_text())["builds"]
+        self.check_pairs = [check_pair(build, builds) for build in RKNN_CHECK_PAIRS]
+
+
+@dataclass
+class CheckPair:
+    log: Path  # a build log of fixtures/rknn-compiler/ (gzipped)
+    lines: list[str]
+    model_name: str
+    model: bytes  # the ONNX model it was built from, rebuilt with zero weights
+
+
+def check_pair(build_id: str, builds: list[dict[str, Any]]) -> CheckPair:
+    """The build log `build_id` of the RKNN compiler corpus (`builds`: its manifest) and its model,
+    rebuilt."""
+    sys.path.insert(0, str(ROOT / "tools" / "corpus"))
+    try:
+        import rknn_models
+    finally:
+        sys.path.pop(0)
+    (build,) = [b for b in builds if b["id"] == build_id]
+    log = RKNN_COMPILER / build["log"]
+    lines = gzip.decompress(log.read_bytes()).decode("utf-8", "replace").split("\n")
+    model = rknn_models.build(build["model"], "zeros").SerializeToString()
+    return CheckPair(log, lines, build["model"], model)
 
 
 _CORPUS: _Corpus | None = None
@@ -262,11 +363,24 @@ class Case:
     origin: Path | None  # the fixture it was mutated from (the other side of `diff`)
     mutations: list[str]
     input_bytes: int
+    model: Path | None = None  # the model `check` reads beside the log
 
 
-def write_case(family: str, seed: int, index: int, folder: Path) -> Case:
-    """Write case `index` of `family` into `folder`."""
+def write_case(
+    family: str,
+    seed: int,
+    index: int,
+    folder: Path,
+    trail: list[str] | None = None,
+    only: tuple[str, ...] = (),
+) -> Case:
+    """Write case `index` of `family` into `folder` (a log and a model when its command is a `check`).
+    `trail` receives the fixture and each text mutation as it starts, so a mutation step stopped by its
+    CPU limit says where it was."""
+    trail = [] if trail is None else trail
     rng = case_rng(seed, family, index)
+    if command_for(family, index, only)[0].startswith("check-onnx"):
+        return write_check_case(rng, index, folder, trail)
     if family == "onnx":
         from mutate_onnx import mutate_model
 
@@ -287,10 +401,43 @@ def write_case(family: str, seed: int, index: int, folder: Path) -> Case:
     from mutate import mutate_log
 
     origin, lines = rng.choice(corpus().lines[family])
-    data, suffix, names = mutate_log(list(lines), rng, corpus().all)
+    trail.append(origin.name)
+    data, suffix, names = mutate_log(list(lines), rng, corpus().all, trail)
     path = folder / f"case-{index}{suffix}"
     path.write_bytes(data)
     return Case(path, origin, [origin.name, *names], _plain_size(data, suffix))
+
+
+def write_check_case(rng: random.Random, index: int, folder: Path, trail: list[str]) -> Case:
+    """A build log and its model (`RKNN_CHECK_PAIRS`): the log mutated (45 %), the model (35 %, the
+    ONNX family's mutations) or both (20 %); the side left alone is written as it is."""
+    import onnx
+    from mutate import mutate_log
+    from mutate_onnx import mutate_onnx
+
+    pair = rng.choice(corpus().check_pairs)
+    roll = rng.random()
+    sides = "log" if roll < 0.45 else "model" if roll < 0.80 else "both"
+    trail += [pair.log.name, f"mutated: {sides}"]
+    names = [pair.log.name, pair.model_name, f"mutated: {sides}"]
+    if sides == "model":
+        data, suffix, size = pair.log.read_bytes(), ".log.gz", sum(len(line) + 1 for line in pair.lines)
+    else:
+        data, suffix, log_names = mutate_log(list(pair.lines), rng, corpus().all, trail)
+        names += log_names
+        size = _plain_size(data, suffix)
+    path = folder / f"case-{index}{suffix}"
+    path.write_bytes(data)
+    model = pair.model
+    if sides != "log":
+        trail.append("onnx mutations")
+        model, side, model_names = mutate_onnx(onnx.load_from_string(pair.model), rng)
+        names += model_names
+        for name, content in side.items():
+            (folder / name).write_bytes(content)
+    model_path = folder / f"case-{index}.onnx"
+    model_path.write_bytes(model)
+    return Case(path, pair.log, names, size + len(model), model_path)
 
 
 def case_argv(
@@ -303,6 +450,7 @@ def case_argv(
         "{origin}": str(origin) if origin is not None else str(case.path),
         "{out}": str(out),
         "{trace}": str(origin.with_suffix(".txt")) if origin is not None else "",
+        "{model}": str(case.model) if case.model is not None else "",
     }
     args = []
     for arg in argv:
@@ -398,10 +546,41 @@ def _chain(args: list[str]) -> list[list[str]]:
     return chain
 
 
-def run_case(family: str, seed: int, index: int, folder: Path, only: tuple[str, ...] = ()) -> Result:
-    """Case `index` of `family` written into `folder` and run through its command in this process."""
+WRITING, RUNNING = 1, 2  # what a worker is doing (`phase`), read by the parent when it stops answering
+
+
+def write_limited(
+    family: str, seed: int, index: int, folder: Path, only: tuple[str, ...] = ()
+) -> Case | Result:
+    """Case `index` written under `MUTATION_CPU_SECONDS` of CPU, or the harness outcome saying why not."""
+    trail: list[str] = []
+    name, _ = command_for(family, index, only)
+    try:
+        with cpu_limit(MUTATION_CPU_SECONDS, MutationTimeout):
+            return write_case(family, seed, index, folder, trail, only)
+    except MutationTimeout:
+        where = f" (in {trail[-1]})" if trail else ""
+        detail = f"writing the case took over {MUTATION_CPU_SECONDS} s of CPU{where}"
+        return Result(family, index, "mutation-timeout", trail, detail, command=name)
+    except Exception as exc:
+        detail = f"writing the case raised {type(exc).__name__}: {exc}"[:300]
+        return Result(family, index, "mutation-error", trail, detail, command=name)
+
+
+def run_case(
+    family: str, seed: int, index: int, folder: Path, only: tuple[str, ...] = (), phase: Any = None
+) -> Result:
+    """Case `index` of `family` written into `folder` and run through its command in this process, the
+    writing and the command each under its own CPU limit. `phase` (a shared value) is set to `WRITING`,
+    then `RUNNING`, for the parent to tell a hung mutator from a hung logscope."""
     _clean(folder)
-    case = write_case(family, seed, index, folder)
+    if phase is not None:
+        phase.value = WRITING
+    case = write_limited(family, seed, index, folder, only)
+    if isinstance(case, Result):
+        return case
+    if phase is not None:
+        phase.value = RUNNING
     out = folder / "out"
     out.mkdir()
     name, args = case_argv(family, index, case, out, only)
@@ -409,12 +588,13 @@ def run_case(family: str, seed: int, index: int, folder: Path, only: tuple[str, 
     before = _rss()
     result = Result(family, index, "ok", case.mutations, input_bytes=case.input_bytes, command=name)
     try:
-        for argv in _chain(args):
-            code, stderr = run_cli_in_process(argv)
-            result.exit_code = code
-            result.outcome, result.detail = classify(code, stderr)
-            if result.outcome != "ok":
-                break
+        with cpu_limit(CASE_CPU_SECONDS, CaseTimeout):
+            for argv in _chain(args):
+                code, stderr = run_cli_in_process(argv)
+                result.exit_code = code
+                result.outcome, result.detail = classify(code, stderr)
+                if result.outcome != "ok":
+                    break
     except MemoryError:
         result.outcome, result.detail = "memory-limit", "MemoryError out of main"
     except CaseTimeout:
@@ -432,10 +612,6 @@ def run_case(family: str, seed: int, index: int, folder: Path, only: tuple[str, 
 
 
 # ------------------------------------------------------------------------------------ the forked worker
-
-
-def _on_cpu_limit(signum: int, frame: Any) -> None:
-    raise CaseTimeout(f"over {CASE_CPU_SECONDS} s of CPU")
 
 
 def _address_space() -> int:
@@ -519,12 +695,16 @@ def _warm_up() -> None:
         model.write_bytes(conv_chain().SerializeToString())
         run_cli_in_process(["reference", str(model), "--plot", str(out / "r.png"), "-f", "json"])
         run_cli_in_process(["reference", str(model), "--runtime", "tflm"])
+        pair = corpus().check_pairs[0]
+        (out / "pair.onnx").write_bytes(pair.model)
+        run_cli_in_process(
+            ["check", str(pair.log), "--onnx", str(out / "pair.onnx"), "--plot", str(out / "c.png")]
+        )
 
 
-def _worker(conn: Any, seed: int, only: tuple[str, ...]) -> None:
+def _worker(conn: Any, seed: int, only: tuple[str, ...], phase: Any) -> None:
     limit = _address_space() + CASE_MEMORY_BYTES
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    signal.signal(signal.SIGPROF, _on_cpu_limit)
     with tempfile.TemporaryDirectory(prefix="logscope-fuzz-") as tmp:
         folder = Path(tmp)
         while True:
@@ -533,13 +713,7 @@ def _worker(conn: Any, seed: int, only: tuple[str, ...]) -> None:
                 return
             family, index = job
             started = time.process_time()
-            signal.setitimer(signal.ITIMER_PROF, CASE_CPU_SECONDS)
-            try:
-                result = run_case(family, seed, index, folder, only)
-            except CaseTimeout:  # the limit fired outside the command (writing the case)
-                result = Result(family, index, "timeout", [], "while writing the case")
-            finally:
-                signal.setitimer(signal.ITIMER_PROF, 0)
+            result = run_case(family, seed, index, folder, only, phase)
             result.cpu_seconds = time.process_time() - started
             conn.send(result)
 
@@ -555,7 +729,10 @@ class Worker:
     def _start(self) -> None:
         context = multiprocessing.get_context("fork")
         self.conn, child = context.Pipe()
-        self.process = context.Process(target=_worker, args=(child, self.seed, self.only), daemon=True)
+        self.phase = context.Value("i", 0, lock=False)
+        self.process = context.Process(
+            target=_worker, args=(child, self.seed, self.only, self.phase), daemon=True
+        )
         self.process.start()
         self.done = 0
 
@@ -575,7 +752,7 @@ class Worker:
             self._start()
         try:
             self.conn.send((family, index))
-            ready = self.conn.poll(CASE_CPU_SECONDS * 6 + 60)  # wall time: the machine is shared
+            ready = self.conn.poll(WALL_SECONDS)
         except OSError:  # the worker died before it read the case
             ready = False
         if ready:
@@ -588,12 +765,16 @@ class Worker:
             except (EOFError, OSError):
                 pass
         code = self.process.exitcode
+        writing = self.phase.value == WRITING
         self.stop()
         outcome = "memory-limit" if code in (-signal.SIGKILL, -signal.SIGSEGV, -signal.SIGABRT) else "crash"
         if code is None:
             outcome = "timeout"
+        if writing:  # the harness's own step: never counted as logscope's
+            outcome = "mutation-timeout" if code is None else "mutation-error"
         name, _ = command_for(family, index, self.only)
-        return Result(family, index, outcome, [], f"worker exit code {code}", command=name)
+        where = " while writing the case" if writing else ""
+        return Result(family, index, outcome, [], f"worker exit code {code}{where}", command=name)
 
 
 # ------------------------------------------------------------------------------------ the CLI sample
@@ -603,7 +784,9 @@ def run_cli_case(family: str, seed: int, index: int, only: tuple[str, ...] = ())
     """Case `index` through `python -m logscope` in a subprocess, under the same kind of limits."""
     with tempfile.TemporaryDirectory(prefix="logscope-fuzz-cli-") as tmp:
         folder = Path(tmp)
-        case = write_case(family, seed, index, folder)
+        case = write_limited(family, seed, index, folder, only)
+        if isinstance(case, Result):
+            return case
         out = folder / "out"
         out.mkdir()
         name, args = case_argv(family, index, case, out, only)
@@ -666,7 +849,7 @@ def run_family(
                 break
             result = worker.run(family, index)
             summary.add(result)
-            if result.outcome in BAD_OUTCOMES and progress is not None:
+            if result.outcome not in ("ok", "refused") and progress is not None:
                 progress.write(
                     f"  {family}/{index}: {result.outcome} {result.command} "
                     f"{result.mutations} {result.detail}\n"
@@ -674,7 +857,7 @@ def run_family(
             if cli_every and index % cli_every == 0:
                 cli = run_cli_case(family, seed, index, only)
                 summary.cli_counts[cli.outcome] += 1
-                if cli.outcome in BAD_OUTCOMES:
+                if cli.outcome not in ("ok", "refused"):
                     summary.failures.append(cli)
             if checkpoint is not None and (index + 1 - start) % 250 == 0:
                 checkpoint(summary)
@@ -694,7 +877,9 @@ def run_family(
 
 
 def format_summary(summaries: list[Summary]) -> str:
+    """The counts per family: logscope's outcomes, then (after `|`) the harness's own defects."""
     head = f"{'family':<10} {'cases':>7} " + " ".join(f"{o:>12}" for o in OUTCOMES)
+    head += " |" + " ".join(f"{o:>17}" for o in HARNESS_OUTCOMES)
     head += f" {'CLI sample':>24} {'CPU s':>7} {'peak MiB':>9} {'max x input':>11}"
     out = [head]
     for s in summaries:
@@ -703,6 +888,8 @@ def format_summary(summaries: list[Summary]) -> str:
         out.append(
             f"{s.family:<10} {s.cases:>7} "
             + " ".join(f"{s.counts[o]:>12}" for o in OUTCOMES)
+            + " |"
+            + " ".join(f"{s.counts[o]:>17}" for o in HARNESS_OUTCOMES)
             + f" {cli:>24} {s.cpu_seconds:>7.0f} {s.peak_bytes / 2**20:>9.1f} {multiple:>11}"
         )
     out.append("")
@@ -722,14 +909,19 @@ def format_summary(summaries: list[Summary]) -> str:
             f"{s.largest_input:,} B; largest peak/input over inputs >= 64 KiB {s.max_multiple:.1f} "
             f"({s.max_multiple_case or 'none'})"
         )
-    failures = [f for s in summaries for f in s.failures]
-    if failures:
+    for title, kinds in (
+        ("failures of logscope", BAD_OUTCOMES),
+        ("defects of the harness (cases not run by logscope)", HARNESS_OUTCOMES),
+    ):
+        failures = [f for s in summaries for f in s.failures if f.outcome in kinds]
+        if not failures:
+            continue
         out.append("")
-        out.append("failures (family/index: outcome, command, mutations, why):")
+        out.append(f"{title} (family/index: outcome, command, mutations, why):")
         seen: Counter[str] = Counter()
         for f in failures:
             seen[f.detail] += 1
             if seen[f.detail] <= 3:
                 out.append(f"  {f.family}/{f.index}: {f.outcome} {f.command} {f.mutations} {f.detail}")
-        out.append(f"  ({len(failures)} failures, {len(seen)} distinct)")
+        out.append(f"  ({len(failures)} cases, {len(seen)} distinct)")
     return "\n".join(out)

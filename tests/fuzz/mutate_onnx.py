@@ -99,14 +99,16 @@ def huge_initializer(m: onnx.ModelProto, rng: random.Random) -> None:
 
 
 def huge_shape_tensor(m: onnx.ModelProto, rng: random.Random) -> None:
-    """A Reshape / ConstantOfShape / Expand target of astronomic (or negative) size."""
+    """A Reshape / ConstantOfShape / Expand target of astronomic (or negative) size: the base models'
+    shape tensors by name, any other model's by the input they feed."""
+    targets = {"shape", "cshape", "eshape"}
+    for node in m.graph.node:
+        at = {"Reshape": 1, "Expand": 1, "ConstantOfShape": 0}.get(node.op_type)
+        if at is not None and len(node.input) > at:
+            targets.add(node.input[at])
     for init in m.graph.initializer:
         external = init.data_location == TensorProto.EXTERNAL
-        if (
-            init.data_type == TensorProto.INT64
-            and init.name in ("shape", "cshape", "eshape")
-            and not external
-        ):
+        if init.data_type == TensorProto.INT64 and init.name in targets and not external:
             values = numpy_helper.to_array(init).copy()
             values[rng.randrange(len(values))] = rng.choice((*BAD_DIMS, 2**63 - 1, -(2**63)))
             init.CopyFrom(numpy_helper.from_array(values.astype(np.int64), init.name))
@@ -192,7 +194,13 @@ def mutate_model(rng: random.Random) -> tuple[bytes, dict[str, bytes], list[str]
     """One case: a base model, one or two mutations, sometimes corrupted bytes. Returns (model bytes,
     side files by name, what was done)."""
     base = rng.choice(sorted(BASES))
-    model = BASES[base]()
+    data, side, names = mutate_onnx(BASES[base](), rng)
+    return data, side, [base, *names]
+
+
+def mutate_onnx(model: onnx.ModelProto, rng: random.Random) -> tuple[bytes, dict[str, bytes], list[str]]:
+    """`model` (changed in place) after one or two mutations, sometimes with corrupted bytes. Returns
+    (model bytes, side files by name, what was done)."""
     names = rng.sample(sorted(ONNX_MUTATORS), rng.choice((1, 1, 2)))
     for i, name in enumerate(names):
         try:
@@ -207,4 +215,4 @@ def mutate_model(rng: random.Random) -> tuple[bytes, dict[str, bytes], list[str]
         data = bytes(raw)
         names.append("flip-bytes")
     side = {"weights.bin": bytes(64)} if "bad-external-data" in names else {}
-    return data, side, [base, *names]
+    return data, side, names
