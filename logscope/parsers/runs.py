@@ -38,19 +38,22 @@ ReadMiddle = Callable[[str, tuple[int, int], list[str], list[int]], bool]
 def feed_with_runs(
     lines: list[str],
     numbers: list[int],
-    exceptions: re.Pattern[str],
     sample: re.Pattern[str],
+    exceptions: Callable[[], re.Pattern[str] | None],
     each: FeedLines,
     middle: ReadMiddle,
 ) -> None:
-    """Feed a block: the runs `exceptions` leaves (see `split_runs`) to `middle`, their first and last
-    lines and everything else to `each`, the family's line-by-line loop."""
-    if not may_hold_run(lines, sample):
+    """Feed a block: the runs the exception regex leaves (see `split_runs`) to `middle`, their first and
+    last lines and everything else to `each`, the family's line-by-line loop. The exception regex is asked
+    for only when the block passes the sample test: building it costs a proof over the grammar (once per
+    process), which a log without runs never pays."""
+    finder = exceptions() if may_hold_run(lines, sample) else None
+    if finder is None:
         each(lines, numbers)
         return
     text = "\n" + "\n".join(lines) + "\n"  # every line between two newlines
     done = 0
-    for first, stop, span in split_runs(text, exceptions.finditer(text)):
+    for first, stop, span in split_runs(text, finder.finditer(text)):
         each(lines[done : first + 1], numbers[done : first + 1])
         done = stop - 1
         run_lines, run_numbers = lines[first + 1 : done], numbers[first + 1 : done]

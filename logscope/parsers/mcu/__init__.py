@@ -91,18 +91,15 @@ def _parse(source: LogSource, blocks: Iterable[tuple[list[str], list[int]]]) -> 
             kind, fields = classify(line)
             feed(kind, fields, line, number)
 
-    runs = _unrecognised_runs(load_line_grammar("mcu").lexer)
+    lexer = load_line_grammar("mcu").lexer
 
     def feed_runs(lines: list[str], numbers: list[int]) -> None:
         """Runs of lines no terminal but `OTHER` takes go to the assembler as one run of unparsed rows."""
-        if runs is None:
-            feed_block(lines, numbers)
-            return
         feed_with_runs(
             lines,
             numbers,
-            runs,
             _WORDS_ONLY,
+            lambda: _unrecognised_runs(lexer),
             feed_block,
             lambda _text, _span, run_lines, run_numbers: assembler.unrecognised_run(run_lines, run_numbers),
         )

@@ -167,17 +167,13 @@ def _parse_lines(source: LogSource, blocks: Iterable[tuple[list[str], list[int]]
         counts["blank"] += blank
         counts["noise"] += noise
 
-    runs, categories = _bulk_regexes(lexer)
-
     def feed_block(lines: list[str], numbers: list[int]) -> None:
         """Runs of plain messages go to `bulk` (their first and last lines, and any line a category names,
         to `feed_each`, which does what a message does to the assembler's state); the rest to `feed_each`."""
-        if runs is None or categories is None:
-            feed_each(lines, numbers)
-            return
-        feed_with_runs(lines, numbers, runs, _PLAIN_START, feed_each, read_plain)
+        feed_with_runs(lines, numbers, _PLAIN_START, lambda: _bulk_regexes(lexer)[0], feed_each, read_plain)
 
     def read_plain(text: str, span: tuple[int, int], lines: list[str], numbers: list[int]) -> bool:
+        categories = _bulk_regexes(lexer)[1]
         if assembler.traceback is not None or assembler.wrapped_perf is not None or categories is None:
             return False
         _feed_plain(text, span, lines, numbers, categories)
