@@ -178,3 +178,34 @@ def test_check_log_29_is_reproduced_by_the_learned_profile(mobilenet_file):
     assert "rk3588" in reproducing and "rk3576" in reproducing and "rv1106" not in reproducing
     curve = check.frames["check_curve"]
     assert set(curve["source"]) == {"log", "reference"}
+
+
+# --- replay of a rewritten transformer block (exNorm, exSDPAttention, ConvExGelu): toolkit 2.5.0, rk3588 --
+
+
+TRANSFORMER_LOG = RKNN.parent / "rknn-compiler" / "2.5.0" / "transformer-rk3588-int8.log.gz"
+
+
+def test_replay_transformer_table_with_multi_reader_scratch_and_in_place_rows():
+    """The table lists a tensor once per reader (`LayerNormalization3#1` under ops 4, 5 and 6, the
+    residual `input_tp-rs` under ops 3 and 12), each op's `_exSecondary` scratch, and Reshapes whose
+    output shares its input's buffer; with the layer table naming the writers, every row is placed
+    where the log put it and the pool total is the log's."""
+    log = logscope.parse(TRANSFORMER_LOG)
+    rows = feature_rows(log)
+    logged = int(rows["end_offset"].max() - rows["start_offset"].min())
+    replay = replay_log(rows, logged, layers=log.frames["layers"])
+    assert logged == 54_016 and replay.total == logged
+    frame = replay.frame
+    assert (frame["status"] == "reproduced").sum() >= len(frame) - 2
+    # one buffer for the three readers of the normalised input, live from op 3 to op 6
+    ln = frame[frame["name"] == "LayerNormalization3#1"]
+    assert len(ln) == 3 and ln["emulated_offset"].nunique() == 1
+    # an exSecondary row is scratch of its reader only
+    sdpa = frame[frame["name"] == "Transpose10_o0_tp_rs_exSecondary"].iloc[0]
+    assert sdpa["first_step"] == sdpa["last_step"]
+    # the in-place Reshape: Q's conv output and the reshaped Q share one offset
+    q = frame[frame["name"].isin(["MatMul5_o0_mm_tp_sw", "Transpose10_o0_tp_rs"])]
+    assert q["emulated_offset"].nunique() == 1 and (q["emulated_offset"] == q["log_offset"]).all()
+    # Without the layer table the writers are guessed as a chain, and the total is not the log's.
+    assert replay_log(rows, logged).total != logged

@@ -150,7 +150,7 @@ def cross_check(log: ParsedLog, ref: ReferenceResult, build_index: int | None = 
     mem_rows = memory[memory["build_index"] == b]
     mem = mem_rows.iloc[0] if len(mem_rows) else None
     internal = _int(mem["internal_bytes"]) if mem is not None else None
-    replay = replay_log(feature, internal) if len(feature) else None
+    replay = replay_log(feature, internal, layers=layers) if len(feature) else None
     if not len(feature):
         notes.append(
             "the log has no feature-tensor table for this build: no per-tensor comparison, no replay"

@@ -684,36 +684,179 @@ class Replay:
 _OUTPUT_OPS = ("OutputOperator",)
 
 
-def replay_log(rows: pd.DataFrame, internal_bytes: int | None, alignment: int = RKNN_ALIGNMENT) -> Replay:
+@dataclass(frozen=True)
+class TableLifetimes:
+    """Per feature-table row: the steps (indices into the table's sorted op ids) during which the row's
+    tensor is live, the row that holds its buffer (`owner`: itself, the first row of the same name, or
+    the input of an in-place Reshape), and the owner's whole span (over every row it holds)."""
+
+    firsts: list[int]
+    lasts: list[int]
+    owner: list[int]
+    scratch: list[bool]
+    span_first: list[int]
+    span_last: list[int]
+    rank: list[int]  # placement order within a step: 0 written before it, 1 its scratch, 2 its outputs
+
+
+_SCRATCH_SUFFIX = "_exSecondary"
+_NAME_SUFFIX_RE = re.compile(r"(#\d+|_2sdpa|_2gelu|_ConvAdd|_add)+$")
+
+
+def _producer_names(layers: pd.DataFrame | None) -> dict[int, tuple[str, str, str]]:
+    """op id -> (op type, the op's name without the compiler's rewrite suffixes, output shape)."""
+    out: dict[int, tuple[str, str, str]] = {}
+    if layers is None or not len(layers):
+        return out
+    for r in layers.itertuples(index=False):
+        op_id = opt_int(r.layer_id)
+        full = r.full_name if isinstance(r.full_name, str) else ""
+        if op_id is None or ":" not in full:
+            continue
+        stem = _NAME_SUFFIX_RE.sub("", full.split(":", 1)[1].strip())
+        shape = r.output_shape if isinstance(r.output_shape, str) else ""
+        out[op_id] = (str(r.op_type), stem, shape.replace(" ", ""))
+    return out
+
+
+def _table_lifetimes(rows: pd.DataFrame, op_ids: list[int], layers: pd.DataFrame | None) -> TableLifetimes:
+    """Lifetimes of a feature table's rows (the rules are `replay_log`'s docstring).
+
+    The writer of a tensor is the op before its first reader (a chain), unless the layer table names
+    another: the latest earlier op whose name (rewrite suffixes `#n`, `_2sdpa`, ... removed) begins
+    the tensor's name, else the latest earlier op, not taken by another tensor, whose output shape is
+    the tensor's (three parallel Q/K/V convolutions whose outputs the table lists under the names of
+    the reshapes that read them). Tensors are assigned in order of first reader. Without a layer
+    table, the chain."""
+    n = len(rows)
+    index_of = {op: i for i, op in enumerate(op_ids)}
+    last_index = max(len(op_ids) - 1, 0)
+    producers = _producer_names(layers)
+    names = [str(v) for v in rows["name"]]
+    user_ops = [str(v) for v in rows["user_op"]]
+    readers = [index_of.get(opt_int(v) or 0, 0) if opt_int(v) is not None else 0 for v in rows["op_id"]]
+    shapes = [str(v).replace(" ", "") for v in rows["orig_shape"]] if "orig_shape" in rows else [""] * n
+    formats = [str(v) for v in rows["data_format"]] if "data_format" in rows else [""] * n
+    owner = list(range(n))
+    first_row: dict[str, int] = {}
+    for i, name in enumerate(names):
+        if name in first_row and not name.endswith(_SCRATCH_SUFFIX):
+            owner[i] = first_row[name]
+        else:
+            first_row.setdefault(name, i)
+    scratch = [name.endswith(_SCRATCH_SUFFIX) for name in names]
+    firsts = [0] * n
+    lasts = [0] * n
+    # group readers per buffer
+    group_readers: dict[int, list[int]] = {}
+    ends_at_output: dict[int, bool] = {}
+    for i in range(n):
+        group_readers.setdefault(owner[i], []).append(readers[i])
+        ends_at_output[owner[i]] = ends_at_output.get(owner[i], False) or user_ops[i] in _OUTPUT_OPS
+    claimed: set[int] = set()
+    writer: dict[int, int] = {}
+    for o in sorted(group_readers, key=lambda o: (min(group_readers[o]), o)):
+        first_reader = min(group_readers[o])
+        if scratch[o]:
+            writer[o] = first_reader
+            continue
+        chain = max(first_reader - 1, 0)
+        chosen = chain
+        if producers:
+            earlier = [j for j in range(first_reader) if j not in claimed and op_ids[j] in producers]
+            by_name = [
+                j
+                for j in earlier
+                if producers[op_ids[j]][0] != "InputOperator" and names[o].startswith(producers[op_ids[j]][1])
+            ]
+            by_shape = [j for j in earlier if producers[op_ids[j]][2] == shapes[o]]
+            if by_name:
+                chosen = by_name[-1]
+            elif by_shape:
+                chosen = by_shape[-1]
+            claimed.add(chosen)
+        writer[o] = chosen
+    for i in range(n):
+        o = owner[i]
+        firsts[i] = writer[o] if not scratch[i] else readers[i]
+        lasts[i] = last_index if user_ops[i] in _OUTPUT_OPS else readers[i]
+        if scratch[i]:
+            firsts[i] = lasts[i] = readers[i]
+    span_first = list(firsts)
+    span_last = list(lasts)
+    for i in range(n):
+        o = owner[i]
+        span_first[o] = min(span_first[o], firsts[i])
+        span_last[o] = max(span_last[o], lasts[i])
+    # An in-place Reshape: its output (written by a Reshape op) takes its input's buffer when both are
+    # NC1HWC2 of the same size; the input's buffer then lives on to the output's last reader.
+    for o in sorted({owner[i] for i in range(n)}, key=lambda o: (span_first[o], o)):
+        if scratch[o] or owner[o] != o:
+            continue
+        w = writer[o]
+        if not producers or producers.get(op_ids[w], ("",))[0] != "Reshape" or formats[o] != "NC1HWC2":
+            continue
+        inputs = {owner[i] for i in range(n) if readers[i] == w and not scratch[i] and owner[i] != o}
+        if len(inputs) != 1:
+            continue
+        (src,) = inputs
+        while owner[src] != src:
+            src = owner[src]
+        same_size = opt_int(rows.at[src, "size_bytes"]) == opt_int(rows.at[o, "size_bytes"])
+        if formats[src] != "NC1HWC2" or not same_size:
+            continue
+        for i in range(n):
+            if owner[i] == o:
+                owner[i] = src
+        span_last[src] = max(span_last[src], span_last[o])
+    rank = [
+        1 if scratch[i] else 0 if writer[owner[i]] == min(group_readers[owner[i]]) else 2 for i in range(n)
+    ]
+    return TableLifetimes(firsts, lasts, owner, scratch, span_first, span_last, rank)
+
+
+def replay_log(
+    rows: pd.DataFrame,
+    internal_bytes: int | None,
+    alignment: int = RKNN_ALIGNMENT,
+    layers: pd.DataFrame | None = None,
+) -> Replay:
     """Run the emulated allocator over a log's feature-tensor rows (one build), with the log's sizes.
 
-    Lifetimes come from the table alone: the `ID` column names the op that reads the tensor; the op
-    before it in the table (the previous distinct ID) wrote it — a chain, which is what MobileNet
-    logs show. Graph-output rows (read by `OutputOperator`) live to the end. Rows lying outside the
-    internal pool in the log (a runtime keeps the user input and float outputs in separate buffers)
-    are excluded, except the input, which keeps its slot at offset 0.
+    Lifetimes come from the table (`_table_lifetimes`): the `ID` column names the op that reads a
+    tensor; a tensor listed under several readers is one buffer, live from the op that wrote it to its
+    last reader; an `_exSecondary` row is its reader's scratch, live during that op only; a
+    same-size NC1HWC2 Reshape output shares its input's buffer. Graph-output rows (read by
+    `OutputOperator`) live to the end. Within one op its scratch is placed before its outputs. Rows
+    lying outside the internal pool in the log (a runtime keeps the user input and float outputs in
+    separate buffers) are excluded, except the input, which keeps its slot at offset 0.
     """
     rows = rows.reset_index(drop=True)
     op_ids = sorted({int(v) for v in rows["op_id"].dropna()})
-    index_of = {op: i for i, op in enumerate(op_ids)}
-    last_index = max(len(op_ids) - 1, 0)
-    firsts, lasts = [], []
-    for r in rows.itertuples(index=False):
-        op_id = opt_int(r.op_id)
-        j = index_of.get(op_id, 0) if op_id is not None else 0
-        firsts.append(max(j - 1, 0))
-        lasts.append(last_index if str(r.user_op) in _OUTPUT_OPS else j)
+    life = _table_lifetimes(rows, op_ids, layers)
+    firsts, lasts = life.firsts, life.lasts
     sizes = [opt_int(v) or 0 for v in rows["size_bytes"]]
     starts = [opt_int(v) for v in rows["start_offset"]]
     first_user = op_ids[0] if op_ids else None
     is_input = [opt_int(v) == first_user for v in rows["op_id"]]
 
     def run(included: list[bool]) -> list[int | None]:
+        # One record per buffer (its owner row), in placement order: by first step, an op's scratch
+        # before its outputs, then table order; rows of the same buffer take the owner's offset.
+        order = sorted(
+            (i for i in range(len(rows)) if life.owner[i] == i),
+            key=lambda i: (life.span_first[i], life.rank[i], i),
+        )
         records = [
-            Record(str(i), sizes[i] if included[i] else 0, firsts[i], lasts[i]) for i in range(len(rows))
+            Record(str(i), sizes[i] if included[i] else 0, life.span_first[i], life.span_last[i])
+            for i in order
         ]
         plan = plan_first_fit(records, alignment)
-        return [plan.offsets[i] if included[i] else None for i in range(len(rows))]
+        offset_of = dict(zip(order, plan.offsets, strict=True))
+        return [
+            offset_of[life.owner[i]] if included[i] and included[life.owner[i]] else None
+            for i in range(len(rows))
+        ]
 
     included = [True] * len(rows)
     emulated = run(included)
@@ -733,8 +876,19 @@ def replay_log(rows: pd.DataFrame, internal_bytes: int | None, alignment: int = 
                 _mode_shift([s if not outside[i] else None for i, s in enumerate(starts)], emulated) or base
             )
     logged = [None if s is None or base is None else s - base for s in starts]
-    stepwise = _stepwise(sizes, firsts, lasts, logged, included, outside, alignment)
-    total = max((e + sizes[i] for i, e in enumerate(emulated) if e is not None and included[i]), default=0)
+    owned = [sizes[i] if life.owner[i] == i else 0 for i in range(len(rows))]
+    stepwise = _stepwise(
+        owned, life.span_first, life.span_last, life.rank, logged, included, outside, alignment
+    )
+    stepwise = [stepwise[life.owner[i]] for i in range(len(rows))]
+    total = max(
+        (
+            e + sizes[i]
+            for i, e in enumerate(emulated)
+            if e is not None and included[i] and life.owner[i] == i
+        ),
+        default=0,
+    )
     out_rows: list[dict[str, Any]] = []
     for i, r in enumerate(rows.itertuples(index=False)):
         status, reason = _judge(i, rows, logged, emulated, stepwise, outside, is_input, sizes)
@@ -780,13 +934,14 @@ def _stepwise(
     sizes: Sequence[int],
     firsts: Sequence[int],
     lasts: Sequence[int],
+    rank: Sequence[int],
     logged: Sequence[int | None],
     included: Sequence[bool],
     outside: Sequence[bool],
     alignment: int,
 ) -> list[int | None]:
     """The allocator's choice for each row given where the log put every earlier row (no cascading)."""
-    order = sorted(range(len(sizes)), key=lambda i: (firsts[i], i))
+    order = sorted(range(len(sizes)), key=lambda i: (firsts[i], rank[i], i))
     out: list[int | None] = [None] * len(sizes)
     placed: list[tuple[int, int, Record]] = []
     for i in order:

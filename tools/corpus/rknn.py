@@ -38,8 +38,15 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 OUT = ROOT / "fixtures" / "rknn-compiler"
-#: The recurrent model sets of rknn_models, each built into its own folder by `build --heldout`.
-EXTRA_SETS = {"recurrent-dev": "RECURRENT_DEV", "heldout-recurrent": "HELDOUT"}
+#: The extra model sets of rknn_models, each built into its own folder by `build --heldout` (or one
+#: of them with `--set FOLDER`).
+EXTRA_SETS = {
+    "recurrent-dev": "RECURRENT_DEV",
+    "heldout-recurrent": "HELDOUT",
+    "transformer-dev": "TRANSFORMER_DEV",
+    "transformer-sweep": "TRANSFORMER_SWEEP",
+    "transformer-sweep-targets": "TRANSFORMER_SWEEP_TARGETS",
+}
 BASE = HERE / ".venv-base"
 VERSIONS = ("2.5.0", "2.3.2", "2.3.0", "2.2.0")
 DTYPES = ("int8", "fp16")
@@ -444,9 +451,10 @@ def main(argv: list[str] | None = None) -> None:
     b.add_argument(
         "--heldout",
         action="store_true",
-        help="build rknn_models.RECURRENT_DEV and HELDOUT (every version unless --toolkit) into "
-        "fixtures/rknn-compiler/recurrent-dev and heldout-recurrent",
+        help="build the extra sets of rknn_models (RECURRENT_DEV, HELDOUT, TRANSFORMER_DEV, "
+        "TRANSFORMER_SWEEP, TRANSFORMER_SWEEP_TARGETS; every version unless --toolkit) into fixtures/rknn-compiler/<set>/",
     )
+    b.add_argument("--set", action="append", choices=list(EXTRA_SETS), help="with --heldout: only these")
     sub.add_parser("manifest", help="recompute the log-derived manifest fields from the committed logs")
     w = sub.add_parser("worker")
     w.add_argument("jobs", type=Path)
@@ -458,6 +466,8 @@ def main(argv: list[str] | None = None) -> None:
         import rknn_models
 
         for folder, attr in EXTRA_SETS.items():
+            if args.set and folder not in args.set:
+                continue
             models = args.model or list(getattr(rknn_models, attr))
             build(
                 args.toolkit or list(VERSIONS), models, args.target, args.dtype or list(DTYPES), OUT / folder

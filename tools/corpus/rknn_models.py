@@ -244,7 +244,11 @@ def yolo_640(n: _Net) -> onnx.ModelProto:
 def transformer(n: _Net) -> onnx.ModelProto:
     """One pre-norm transformer block on 49 tokens x 64: LayerNormalization, MatMul Q/K/V, 4-head
     attention (Reshape, Transpose, MatMul, Softmax), GELU (Erf form) MLP, residual Adds. Opset 17."""
-    t, d, heads = 49, 64, 4
+    return _transformer_block(n, 49, 64, 4)
+
+
+def _transformer_block(n: _Net, t: int, d: int, heads: int) -> onnx.ModelProto:
+    """The block of `transformer` on `t` tokens x `d` features with `heads` heads (MLP width 4 d)."""
     hd = d // heads
     ln_s = n.weight((d,), 1.0)
     ln_b = n.weight((d,), 0.1)
@@ -469,8 +473,46 @@ HELDOUT: dict[str, ModelSpec] = {
 }
 
 
+def _transformer(t: int, d: int, heads: int) -> Callable[[_Net], onnx.ModelProto]:
+    return lambda n: _transformer_block(n, t, d, heads)
+
+
+#: Transformer blocks at other token counts T, widths D and head counts than `transformer` (T 49, D 64,
+#: 4 heads), built by `rknn.py build --heldout --set transformer-dev --toolkit 2.5.0 --toolkit 2.3.2`
+#: into `fixtures/rknn-compiler/transformer-dev/`: how the compiler's added tensors scale with T, D
+#: and heads, and a held-out measure of the feature-table replay (whose rules were fixed on the
+#: `transformer` builds before these were built).
+TRANSFORMER_DEV: dict[str, ModelSpec] = {
+    s.name: s
+    for s in [
+        ModelSpec("tf_t16_d64_h4", _transformer(16, 64, 4)),
+        ModelSpec("tf_t64_d64_h4", _transformer(64, 64, 4)),
+        ModelSpec("tf_t49_d32_h4", _transformer(49, 32, 4)),
+        ModelSpec("tf_t49_d128_h4", _transformer(49, 128, 4)),
+        ModelSpec("tf_t49_d64_h2", _transformer(49, 64, 2)),
+        ModelSpec("tf_t49_d64_h8", _transformer(49, 64, 8)),
+        ModelSpec("tf_t100_d48_h3", _transformer(100, 48, 3)),
+        ModelSpec("tf_t10_d96_h6", _transformer(10, 96, 6)),
+    ]
+}
+#: The block at every odd token count 1-127 (D 32, 2 heads), built for rk3588 int8 with 2.5.0 and 2.3.2
+#: (`rknn.py build --heldout --set transformer-sweep --toolkit 2.5.0 --toolkit 2.3.2 --target rk3588
+#: --dtype int8`)
+#: into `fixtures/rknn-compiler/transformer-sweep/`: the exSDPAttention scratch as a function of T.
+TRANSFORMER_SWEEP: dict[str, ModelSpec] = {
+    f"tf_t{t}_d32_h2": ModelSpec(f"tf_t{t}_d32_h2", _transformer(t, 32, 2)) for t in range(1, 128, 2)
+}
+#: Every fourth of them from T 33 to 125, built for rk3588, rk3576, rv1126b, rk3562 and rv1106, int8 and
+#: fp16, with 2.5.0 and 2.3.2 (`rknn.py build --heldout --set transformer-sweep-targets --toolkit 2.5.0
+#: --toolkit 2.3.2 --target rk3588 --target rk3576 --target rv1126b --target rk3562 --target rv1106`)
+#: into `fixtures/rknn-compiler/transformer-sweep-targets/`: the same scratch on the other targets.
+TRANSFORMER_SWEEP_TARGETS: dict[str, ModelSpec] = {
+    f"tf_t{t}_d32_h2": TRANSFORMER_SWEEP[f"tf_t{t}_d32_h2"] for t in range(33, 128, 4)
+}
+
+
 def spec(name: str) -> ModelSpec:
-    return {**MODELS, **RECURRENT_DEV, **HELDOUT}[name]
+    return {**MODELS, **RECURRENT_DEV, **HELDOUT, **TRANSFORMER_DEV, **TRANSFORMER_SWEEP}[name]
 
 
 def build(name: str, weights: str = "random") -> onnx.ModelProto:
