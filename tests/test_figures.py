@@ -32,13 +32,20 @@ from logscope.report.render import render_markdown as render_report_markdown
 from logscope.rules import Config, analyze_log
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
-# The recurrent model sets of the compiler corpus (656 more builds of the same log format as its own) are
-# checked by tests/test_rknn_rewrites.py; rendering every output for each of them here would double this test.
-RECURRENT_SETS = ("recurrent-dev", "heldout-recurrent")
+# The model-family sets of the compiler corpus (the recurrent ones, 656 builds, and the transformer ones,
+# 944 builds: the same log format as the corpus's own builds) are checked by tests/test_rknn_rewrites.py and
+# tests/test_rknn_transformer_corpus.py; rendering every output for each of them here would triple this test.
+FAMILY_SETS = (
+    "recurrent-dev",
+    "heldout-recurrent",
+    "transformer-dev",
+    "transformer-sweep",
+    "transformer-sweep-targets",
+)
 LOGS = sorted(
     p
     for p in FIXTURES.rglob("*")
-    if p.is_file() and p.name != "SOURCES.md" and not set(RECURRENT_SETS) & set(p.parts)
+    if p.is_file() and p.name != "SOURCES.md" and not set(FAMILY_SETS) & set(p.parts)
 )
 BY_LABEL = {f.label: f.key for f in BY_KEY.values()}
 
