@@ -42,11 +42,20 @@ FAMILY_SETS = (
     "transformer-sweep",
     "transformer-sweep-targets",
 )
-LOGS = sorted(
+_ALL_LOGS = sorted(
     p
     for p in FIXTURES.rglob("*")
     if p.is_file() and p.name != "SOURCES.md" and not set(FAMILY_SETS) & set(p.parts)
 )
+# The compiler corpus's own builds (918 logs of one format, many the same model on another target) are
+# sampled: every third build of each toolkit version's folder, every version kept.
+# tests/test_compiler_corpus.py parses and checks every one; here each costs an analysis and every output.
+_CORPUS = FIXTURES / "rknn-compiler"
+LOGS = [
+    p
+    for p in _ALL_LOGS
+    if _CORPUS not in p.parents or p.parent == _CORPUS or sorted(p.parent.iterdir()).index(p) % 3 == 0
+]
 BY_LABEL = {f.label: f.key for f in BY_KEY.values()}
 
 

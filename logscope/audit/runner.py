@@ -17,9 +17,12 @@ at a time in a fresh pool, and a file that kills a worker on its own is recorded
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
+import signal
 import stat
+import threading
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -175,9 +178,12 @@ def audit(
 
         results = _engine(tasks, options, broken) if tasks else iter(())
         try:
-            for result in results:
-                writer.add(result)
-            writer.finish()
+            with _ctrl_c_remembered() as pressed:
+                for result in results:
+                    writer.add(result)
+                    if pressed():
+                        raise KeyboardInterrupt  # one DuckDB swallowed: stop all the same
+                writer.finish()
         except BaseException as exc:
             if not is_interrupt(exc):
                 raise
@@ -500,13 +506,36 @@ def _pool(jobs: int) -> ProcessPoolExecutor:
     return ProcessPoolExecutor(jobs, mp_context=context, initializer=_init_worker, initargs=(os.getpid(),))
 
 
+@contextlib.contextmanager
+def _ctrl_c_remembered() -> Iterator[Callable[[], bool]]:
+    """Ctrl-C raises KeyboardInterrupt as usual, and is also remembered: when it arrives while DuckDB
+    runs a statement that then completes, the client may swallow the exception (the audit went on to the
+    last file in one test run in hundreds), so the loop asks `pressed()` after each file. Only in the main
+    thread, where Python delivers signals, and only when Ctrl-C is not ignored."""
+    previous = signal.getsignal(signal.SIGINT)
+    if threading.current_thread() is not threading.main_thread() or previous == signal.SIG_IGN:
+        yield lambda: False
+        return
+    seen = [False]
+
+    def handler(signum: int, frame: object) -> None:
+        seen[0] = True
+        if callable(previous):
+            previous(signum, frame)  # type: ignore[arg-type]
+        else:
+            raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, handler)
+    try:
+        yield lambda: seen[0]
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def _init_worker(parent: int) -> None:
     """Workers leave Ctrl-C to the parent (which commits and shuts the pool down), and exit when the
     auditing process is gone (kill -9): nothing else would tell them, and the fork server they came from
     waits for them."""
-    import signal
-    import threading
-
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
     def watch() -> None:
