@@ -7,14 +7,13 @@ columns. What makes that exact, not a guess:
 
 - **The run regex's line pattern accepts only lines `classify` reads as `PY_PREFIX` + `PY_PLAIN`.** The
   lines are `[ \t]*[DIWE] ` and a body of ASCII word characters and spaces that starts with a word character
-  (at most `_MAX_BODY` characters, far under every line limit). Each terminal `classify` would try on
+  (at most `runs.MAX_BODY` characters, far under every line limit). Each terminal `classify` would try on
   such a body before `PY_PLAIN` is proven unable to match it (`grammar.requires_outside`: every string
   it matches holds a character outside that set); first characters for which a rival cannot be ruled
   out (`rknn building done` is `BUILD_DONE`) are left out of the run regex. The start terminals ranked
   before `PY_PREFIX` are proven the same way, or shown to cover at most one word character of a line
-  (`grammar.most_matched`) where these lines hold two, or else become look-ahead guards in the run regex;
-  when any of this cannot be shown for the grammar in hand, there is no run regex and every line takes
-  the ordinary path.
+  (`grammar.most_matched`) where these lines hold two. When any of this cannot be shown for the grammar
+  in hand, there is no run regex and every line takes the ordinary path.
 - **A run's first and last lines take the ordinary path**, so what a message does to the assembler's
   state (closing a traceback or a wrapped perf row, the open message a continuation line extends) is
   done by the ordinary code; the middle lines change nothing but the counts and the rows.
@@ -34,11 +33,10 @@ from logscope.parsers import categories
 from logscope.parsers.grammar import LineLexer, most_matched, required_substrings, requires_outside
 from logscope.parsers.runs import MAX_BODY, WORD, WORDS
 
-_WORD, _BODY = WORD, WORDS
-_LINE_CHARS = _BODY | {"\t"}
+_LINE_CHARS = WORDS | {"\t"}
 # The prefix the run regex spells out; another grammar's PY_PREFIX turns the fast path off.
 _PY_PREFIX = "[ \t]*(?P<level>[DIWE]) "
-_MAX_INDENT, _MAX_BODY = 16, MAX_BODY
+_MAX_INDENT = 16
 
 
 @dataclass(frozen=True)
@@ -63,72 +61,24 @@ def run_regex(lexer: LineLexer) -> re.Pattern[str] | None:
     if plan.terminals.get("PY_PREFIX") != _PY_PREFIX or "PY_PLAIN" not in plan.order.get("PY_PREFIX", []):
         return None
     start, after = plan.order[""], plan.order["PY_PREFIX"]
-    guards = []
     for name in start[: start.index("PY_PREFIX")]:
         regexp = plan.terminals[name]
         if requires_outside(regexp, _LINE_CHARS):
             continue
-        if not name.endswith("_PREFIX") and most_matched(regexp, _WORD) < 2:
+        if not name.endswith("_PREFIX") and most_matched(regexp, WORD) < 2:
             continue  # it must cover the line, which holds two word characters (the level, the body's first)
-        guard = _line_guard(lexer._anchored(name))
-        if guard is None:
-            return None
-        guards.append(f"(?!{guard})")
+        return None
     firsts = ""
     rivals = after[: after.index("PY_PLAIN")]
-    for ch in sorted(_WORD):
+    for ch in sorted(WORD):
         trying = [n for n in rivals if (first := plan.firsts[n]) is None or ord(ch) in first]
-        if all(requires_outside(plan.terminals[n], _BODY) for n in trying):
+        if all(requires_outside(plan.terminals[n], WORDS) for n in trying):
             firsts += ch
     if not firsts:
         return None
-    indent, body = f"[ \\t]{{0,{_MAX_INDENT}}}", f"[A-Za-z0-9_ ]{{0,{_MAX_BODY - 1}}}"
-    line = f"{''.join(guards)}{indent}[DIWE] [{re.escape(firsts)}]{body}\\n"
+    indent, body = f"[ \\t]{{0,{_MAX_INDENT}}}", f"[A-Za-z0-9_ ]{{0,{MAX_BODY - 1}}}"
+    line = f"{indent}[DIWE] [{re.escape(firsts)}]{body}\\n"
     return re.compile(f"\\n(?!{line})")
-
-
-def _line_guard(anchored: str) -> str | None:
-    """A terminal as a look-ahead at a line start of newline-joined text that matches where the terminal
-    matches that line alone, or None when that cannot be shown (look-behinds, negative look-aheads,
-    string anchors left: they read past the line or depend on where the string ends)."""
-    regexp = anchored.replace(r"\Z", "(?=\\n)")
-    try:
-        parsed = _parse(regexp)
-    except re.error:
-        return None
-    return regexp if _line_local(list(parsed)) else None
-
-
-def _parse(regexp: str) -> Any:
-    import re._parser as sre_parser
-
-    return sre_parser.parse(regexp, re.MULTILINE)
-
-
-def _line_local(items: list[Any]) -> bool:
-    import re._constants as c
-
-    for op, arg in items:
-        if op is c.ASSERT_NOT or (op is c.ASSERT and arg[0] < 0):
-            return False
-        if op is c.AT and arg in (c.AT_BEGINNING_STRING, c.AT_END_STRING):
-            return False
-        if op is c.GROUPREF_EXISTS:
-            return False
-        subs: list[Any] = []
-        if op is c.ASSERT:
-            subs = [arg[1]]
-        elif op is c.SUBPATTERN:
-            subs = [arg[3]]
-        elif op in (c.MAX_REPEAT, c.MIN_REPEAT, getattr(c, "POSSESSIVE_REPEAT", c.MAX_REPEAT)):
-            subs = [arg[2]]
-        elif op is getattr(c, "ATOMIC_GROUP", None):
-            subs = [arg]
-        elif op is c.BRANCH:
-            subs = list(arg[1])
-        if not all(_line_local(list(sub)) for sub in subs):
-            return False
-    return True
 
 
 def category_substrings() -> tuple[tuple[str, ...], tuple[str, ...]] | None:
