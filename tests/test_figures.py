@@ -33,14 +33,16 @@ from logscope.rules import Config, analyze_log
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 # The model-family sets of the compiler corpus (the recurrent ones, 656 builds, and the transformer ones,
-# 944 builds: the same log format as the corpus's own builds) are checked by tests/test_rknn_rewrites.py and
-# tests/test_rknn_transformer_corpus.py; rendering every output for each of them here would triple this test.
+# 944 builds, and the rk2118 MaxPool sweep, 58: the same log format as the corpus's own builds) are checked by
+# tests/test_rknn_rewrites.py, tests/test_rknn_transformer_corpus.py and tests/test_rknn_profiles_corpus.py;
+# rendering every output for each of them here would triple this test.
 FAMILY_SETS = (
     "recurrent-dev",
     "heldout-recurrent",
     "transformer-dev",
     "transformer-sweep",
     "transformer-sweep-targets",
+    "maxpool-dev",
 )
 _ALL_LOGS = sorted(
     p
