@@ -246,10 +246,10 @@ _RK2118 = SizeProfile(
         "mobilenet_v1/v2: every depthwise output whose input is 100,352 B or more carries 8 spare "
         "channels (32 -> 40, 512 -> 520, 1024 -> 1032); dw_odd/dw_13 inputs of 69,312 B and less none"
     ),
-    #: chain_75 `Relu12_o0` (1,64,19,19) 465,920 B = 10 x 64 x 364 x 2; the maxpool-dev sweep (58 builds):
-    #: 10 x for every output no MaxPool reads and for most inputs, but inputs above 64 KiB with H from 18
-    #: to 32 add 20-40 rows per channel in steps no formula fits (yolo_320 `Mul33_o0` (1,128,20,20)
-    #: 1,177,600 B = 11.5 x), which are not modelled
+    #: chain_75 `Relu12_o0` (1,64,19,19) 465,920 B = 10 x 64 x 364 x 2; the maxpool-dev sweep (106 builds):
+    #: 10 x for every output no MaxPool reads and for most inputs, but some inputs above 64 KiB add 10-40
+    #: rows of W per channel in steps no formula fits (yolo_320 `Mul33_o0` (1,128,20,20) 1,177,600 B =
+    #: 11.5 x), which are not modelled
     maxpool_factor=10,
     swish_fused=False,
     concat_conv_add_fused=False,
