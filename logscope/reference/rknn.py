@@ -46,7 +46,8 @@ from logscope.reference.planners import (
     plan_greedy_by_size,
 )
 from logscope.reference.rknn_profiles import PROFILES, SizeProfile, profile_applies, version_key
-from logscope.reference.rknn_rewrites import Lowered, lower_recurrent, match_recurrent
+from logscope.reference.rknn_rewrites import Buffer, Lowered, LoweredStep, lower_recurrent, match_recurrent
+from logscope.reference.rknn_transformer_tables import predict_table
 from logscope.targets import CHANNEL_BLOCKS
 
 # C2 (channel block) by platform and dtype: RKNPU User Guide V1.5.2 §4.4.5.3, Table 4-6 (logscope.targets).
@@ -511,7 +512,7 @@ def emulate_rknn(graph: RefGraph, chains: Sequence[FusionChain], options: RknnOp
     """Plan the feature-map pool as RKNN's runtime does (module docstring)."""
     check_quirks(options.quirks)
     c2 = options.c2
-    lowered = _lowered_sequence_model(graph, options)
+    lowered = _lowered_sequence_model(graph, options) or _lowered_transformer(graph, options)
     if lowered is not None:
         return _plan_lowered(lowered, options)
     steps, alias = fuse_steps(graph, chains)
@@ -649,6 +650,39 @@ def _lowered_sequence_model(graph: RefGraph, options: RknnOptions) -> Lowered | 
     version = version_key(options.toolkit or "") or (2, 5, 0)
     target = check_target(options.target)
     return lower_recurrent(head, target, rknn_dtype(options.dtype), version, profile.conv_bytes)
+
+
+def _lowered_transformer(graph: RefGraph, options: RknnOptions) -> Lowered | None:
+    """A transformer block whose feature table the compiler's rewrite is predicted for
+    (rknn_transformer_tables): the predicted rows, with the replay's lifetimes, in its placement order."""
+    if options.profile is None or options.quirks:
+        return None
+    table = predict_table(graph, check_target(options.target), rknn_dtype(options.dtype), options.toolkit)
+    if table is None:
+        return None
+    rows, layers = table
+    op_ids = sorted({int(v) for v in rows["op_id"]})
+    life = _table_lifetimes(rows, op_ids, layers)
+    by_id = {int(r.layer_id): r for r in layers.itertuples(index=False)}
+    steps = tuple(
+        LoweredStep(str(by_id[i].full_name).split(":", 1)[1], str(by_id[i].op_type), ()) for i in op_ids
+    )
+    order = sorted(
+        (i for i in range(len(rows)) if life.owner[i] == i), key=lambda i: (life.span_first[i], life.rank[i], i)
+    )
+    names = [str(v) for v in rows["name"]]
+    sizes = [int(v) for v in rows["size_bytes"]]
+    buffers = tuple(
+        Buffer(names[i], sizes[i], life.span_first[i], life.span_last[i], _table_rule(names[i], i, life))
+        for i in order
+    )
+    return Lowered(steps, buffers)
+
+
+def _table_rule(name: str, row: int, life: TableLifetimes) -> str:
+    if life.scratch[row]:
+        return "op-scratch"
+    return "input" if life.span_first[row] == 0 and row == 0 else "table-row"
 
 
 def _plan_lowered(lowered: Lowered, options: RknnOptions) -> RknnPlan:
