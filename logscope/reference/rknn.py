@@ -663,12 +663,13 @@ def _lowered_transformer(graph: RefGraph, options: RknnOptions) -> Lowered | Non
     rows, layers = table
     op_ids = sorted({int(v) for v in rows["op_id"]})
     life = _table_lifetimes(rows, op_ids, layers)
-    by_id = {int(r.layer_id): r for r in layers.itertuples(index=False)}
+    by_id = {int(str(r.layer_id)): r for r in layers.itertuples(index=False)}
     steps = tuple(
         LoweredStep(str(by_id[i].full_name).split(":", 1)[1], str(by_id[i].op_type), ()) for i in op_ids
     )
     order = sorted(
-        (i for i in range(len(rows)) if life.owner[i] == i), key=lambda i: (life.span_first[i], life.rank[i], i)
+        (i for i in range(len(rows)) if life.owner[i] == i),
+        key=lambda i: (life.span_first[i], life.rank[i], i),
     )
     names = [str(v) for v in rows["name"]]
     sizes = [int(v) for v in rows["size_bytes"]]
