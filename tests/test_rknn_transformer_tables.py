@@ -154,7 +154,8 @@ def test_attention_scratch_table_is_the_sweeps():
     """Every entry of ATTENTION_SCRATCH is the exSDPAttention scratch of the sweep build at that u."""
     seen = 0
     for b in _manifest("transformer-sweep-targets"):
-        text = gzip.open(CORPUS / "transformer-sweep-targets" / b["log"], "rt").read()
+        with gzip.open(CORPUS / "transformer-sweep-targets" / b["log"], "rt") as fh:
+            text = fh.read()
         match = re.search(r"exSDPAttention\s+\S+_exSecondary\s.*\s(0x[0-9a-f]+)\s*$", text, re.M)
         assert match is not None
         tokens = b["input_shapes"]["input"][1]

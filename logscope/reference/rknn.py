@@ -673,11 +673,19 @@ def _lowered_transformer(graph: RefGraph, options: RknnOptions) -> Lowered | Non
     )
     names = [str(v) for v in rows["name"]]
     sizes = [int(v) for v in rows["size_bytes"]]
-    buffers = tuple(
+    buffers = [
         Buffer(names[i], sizes[i], life.span_first[i], life.span_last[i], _table_rule(names[i], i, life))
         for i in order
-    )
-    return Lowered(steps, buffers)
+    ]
+    # Rows held in another row's buffer under a name of their own (an in-place Reshape's output): listed,
+    # with no bytes of their own, so that every row of the table has its tensor.
+    listed = {names[i] for i in order}
+    for i in range(len(rows)):
+        if names[i] not in listed:
+            listed.add(names[i])
+            first, last = life.firsts[i], life.lasts[i]
+            buffers.append(Buffer(names[i], sizes[i], first, last, "in-place", shares=names[life.owner[i]]))
+    return Lowered(steps, tuple(buffers))
 
 
 def _table_rule(name: str, row: int, life: TableLifetimes) -> str:
@@ -692,8 +700,18 @@ def _plan_lowered(lowered: Lowered, options: RknnOptions) -> RknnPlan:
         RknnTensor(b.name, None, None, b.size, b.size, b.rule, b.first, b.last, b.rule == "input")
         for b in lowered.buffers
     ]
-    records = tuple(Record(b.name, b.size, b.first, b.last) for b in lowered.buffers)
-    return _placed(options, steps, tensors, records)
+    records = tuple(Record(b.name, 0 if b.shares else b.size, b.first, b.last) for b in lowered.buffers)
+    placed = _placed(options, steps, tensors, records)
+    index = {b.name: i for i, b in enumerate(lowered.buffers) if not b.shares}
+    shared = {i: index[b.shares] for i, b in enumerate(lowered.buffers) if b.shares in index}
+    if not shared:
+        return placed
+
+    # A buffer that is another's memory takes that one's offset (it was planned with no bytes of its own).
+    def shift(plan: Plan) -> Plan:
+        return replace(plan, offsets=tuple(plan.offsets[shared.get(i, i)] for i in range(len(plan.offsets))))
+
+    return replace(placed, plan=shift(placed.plan), greedy=shift(placed.greedy))
 
 
 # --- Replaying a log's own feature-tensor table -------------------------------------------------------
