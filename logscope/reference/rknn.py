@@ -46,7 +46,8 @@ from logscope.reference.planners import (
     plan_greedy_by_size,
 )
 from logscope.reference.rknn_profiles import PROFILES, SizeProfile, profile_applies, version_key
-from logscope.reference.rknn_rewrites import Lowered, lower_recurrent, match_recurrent
+from logscope.reference.rknn_rewrites import Buffer, Lowered, LoweredStep, lower_recurrent, match_recurrent
+from logscope.reference.rknn_transformer_tables import predict_table
 from logscope.targets import CHANNEL_BLOCKS
 
 # C2 (channel block) by platform and dtype: RKNPU User Guide V1.5.2 §4.4.5.3, Table 4-6 (logscope.targets).
@@ -511,7 +512,7 @@ def emulate_rknn(graph: RefGraph, chains: Sequence[FusionChain], options: RknnOp
     """Plan the feature-map pool as RKNN's runtime does (module docstring)."""
     check_quirks(options.quirks)
     c2 = options.c2
-    lowered = _lowered_sequence_model(graph, options)
+    lowered = _lowered_sequence_model(graph, options) or _lowered_transformer(graph, options)
     if lowered is not None:
         return _plan_lowered(lowered, options)
     steps, alias = fuse_steps(graph, chains)
@@ -651,14 +652,66 @@ def _lowered_sequence_model(graph: RefGraph, options: RknnOptions) -> Lowered | 
     return lower_recurrent(head, target, rknn_dtype(options.dtype), version, profile.conv_bytes)
 
 
+def _lowered_transformer(graph: RefGraph, options: RknnOptions) -> Lowered | None:
+    """A transformer block whose feature table the compiler's rewrite is predicted for
+    (rknn_transformer_tables): the predicted rows, with the replay's lifetimes, in its placement order."""
+    if options.profile is None or options.quirks:
+        return None
+    table = predict_table(graph, check_target(options.target), rknn_dtype(options.dtype), options.toolkit)
+    if table is None:
+        return None
+    rows, layers = table
+    op_ids = sorted({int(v) for v in rows["op_id"]})
+    life = _table_lifetimes(rows, op_ids, layers)
+    by_id = {int(str(r.layer_id)): r for r in layers.itertuples(index=False)}
+    steps = tuple(
+        LoweredStep(str(by_id[i].full_name).split(":", 1)[1], str(by_id[i].op_type), ()) for i in op_ids
+    )
+    order = sorted(
+        (i for i in range(len(rows)) if life.owner[i] == i),
+        key=lambda i: (life.span_first[i], life.rank[i], i),
+    )
+    names = [str(v) for v in rows["name"]]
+    sizes = [int(v) for v in rows["size_bytes"]]
+    buffers = [
+        Buffer(names[i], sizes[i], life.span_first[i], life.span_last[i], _table_rule(names[i], i, life))
+        for i in order
+    ]
+    # Rows held in another row's buffer under a name of their own (an in-place Reshape's output): listed,
+    # with no bytes of their own, so that every row of the table has its tensor.
+    listed = {names[i] for i in order}
+    for i in range(len(rows)):
+        if names[i] not in listed:
+            listed.add(names[i])
+            first, last = life.firsts[i], life.lasts[i]
+            buffers.append(Buffer(names[i], sizes[i], first, last, "in-place", shares=names[life.owner[i]]))
+    return Lowered(steps, tuple(buffers))
+
+
+def _table_rule(name: str, row: int, life: TableLifetimes) -> str:
+    if life.scratch[row]:
+        return "op-scratch"
+    return "input" if life.span_first[row] == 0 and row == 0 else "table-row"
+
+
 def _plan_lowered(lowered: Lowered, options: RknnOptions) -> RknnPlan:
     steps = [FusedStep(i, s.graph_ops, s.name, s.op_type, (), ()) for i, s in enumerate(lowered.steps)]
     tensors = [
         RknnTensor(b.name, None, None, b.size, b.size, b.rule, b.first, b.last, b.rule == "input")
         for b in lowered.buffers
     ]
-    records = tuple(Record(b.name, b.size, b.first, b.last) for b in lowered.buffers)
-    return _placed(options, steps, tensors, records)
+    records = tuple(Record(b.name, 0 if b.shares else b.size, b.first, b.last) for b in lowered.buffers)
+    placed = _placed(options, steps, tensors, records)
+    index = {b.name: i for i, b in enumerate(lowered.buffers) if not b.shares}
+    shared = {i: index[b.shares] for i, b in enumerate(lowered.buffers) if b.shares in index}
+    if not shared:
+        return placed
+
+    # A buffer that is another's memory takes that one's offset (it was planned with no bytes of its own).
+    def shift(plan: Plan) -> Plan:
+        return replace(plan, offsets=tuple(plan.offsets[shared.get(i, i)] for i in range(len(plan.offsets))))
+
+    return replace(placed, plan=shift(placed.plan), greedy=shift(placed.greedy))
 
 
 # --- Replaying a log's own feature-tensor table -------------------------------------------------------
