@@ -19,8 +19,9 @@ from typing import Any
 import pytest
 
 import logscope
-from logscope.reference import ReferenceOptions, analyze_model, replay_log
+from logscope.reference import ReferenceOptions, analyze_model
 from logscope.reference.graph import RefGraph, build_graph
+from logscope.reference.rknn import RknnOptions, emulate_rknn
 from logscope.reference.rknn_transformer_data import TEMPLATES
 from logscope.reference.rknn_transformer_tables import (
     ATTENTION_SCRATCH,
@@ -35,16 +36,9 @@ CORPUS = ROOT / "fixtures" / "rknn-compiler"
 sys.path.insert(0, str(ROOT / "tools" / "corpus"))
 import rknn_models  # noqa: E402
 
-#: Corpus builds whose rows are predicted exactly but whose placement the replay does not reproduce
-#: (it does not with the logs' own sizes either): fp16 on rk3562, and on rk3588 before 2.3.2.
-PLACEMENT_NOT_REPRODUCED = {
-    "2.2.0/transformer-rk3562-fp16",
-    "2.3.0/transformer-rk3562-fp16",
-    "2.3.2/transformer-rk3562-fp16",
-    "2.5.0/transformer-rk3562-fp16",
-    "2.2.0/transformer-rk3588-fp16",
-    "2.3.0/transformer-rk3588-fp16",
-}
+#: Corpus builds whose rows are predicted exactly but whose placement the lifetimes do not reproduce:
+#: fp16 on rk3562 from 2.3.2.
+PLACEMENT_NOT_REPRODUCED = {"2.3.2/transformer-rk3562-fp16", "2.5.0/transformer-rk3562-fp16"}
 
 
 def _manifest(folder: str) -> list[dict[str, Any]]:
@@ -71,12 +65,13 @@ def _predicted(build: dict[str, Any]) -> tuple[list[tuple[Any, ...]], int] | Non
     table = predict_table(_graph(build["model"]), build["target"], build["dtype"], build["toolkit"])
     if table is None:
         return None
-    rows, layers = table
+    rows = table[0]
     listed = [
         (int(r.op_id), r.user_op, r.name, r.orig_shape, r.data_format, int(r.size_bytes))
         for r in rows.itertuples(index=False)
     ]
-    return listed, replay_log(rows, None, layers=layers).total
+    options = RknnOptions(target=build["target"], dtype=build["dtype"], toolkit=build["toolkit"])
+    return listed, emulate_rknn(_graph(build["model"]), [], options).total
 
 
 @pytest.fixture(scope="module")
@@ -106,11 +101,10 @@ def test_corpus_transformer_tables_are_the_logged_ones(corpus_results):
 
 
 def test_corpus_transformer_totals(corpus_results):
-    """26 of them to the byte; the other six are the builds whose placement the replay does not
-    reproduce even from the logged rows."""
+    """30 of them to the byte; the other two are placed differently."""
     exact = {k for k, v in corpus_results.items() if v is not None and v[1]}
     missed = {k for k, v in corpus_results.items() if v is not None and not v[1]}
-    assert len(exact) == 26
+    assert len(exact) == 30
     assert missed == PLACEMENT_NOT_REPRODUCED
 
 
@@ -134,7 +128,7 @@ def _development_builds() -> list[tuple[str, dict[str, Any]]]:
 
 def test_development_builds_are_reproduced():
     """The builds the tables were learned from: rows equal wherever predicted, totals equal except where
-    the replay's placement is known not to reproduce the build (fp16 on rk3562; rk3588 fp16 before 2.3.2)."""
+    the placement is not reproduced: six fp16 builds on rk3562 and two (D 128) on rk3588 before 2.3.2."""
     predicted = exact = 0
     for folder, b in _development_builds():
         got = _predicted(b)
@@ -147,7 +141,7 @@ def test_development_builds_are_reproduced():
             exact += 1
         else:
             assert (b["target"], b["dtype"]) in {("rk3562", "fp16"), ("rk3588", "fp16")}, b["id"]
-    assert predicted >= 250 and exact >= predicted - 12
+    assert (predicted, exact) == (252, 244)
 
 
 def test_attention_scratch_table_is_the_sweeps():

@@ -32,7 +32,7 @@ import pandas as pd
 
 from logscope.reference.graph import Op, RefGraph
 from logscope.reference.rknn_profiles import version_key
-from logscope.reference.rknn_transformer_data import TEMPLATES
+from logscope.reference.rknn_transformer_data import TEMPLATES, Template
 from logscope.targets import CHANNEL_BLOCKS
 
 #: The size of the exSDPAttention op's `_exSecondary` scratch buffer, by (target, dtype, toolkit or None for
@@ -306,8 +306,8 @@ _PLACEHOLDER = re.compile(r"<([a-zA-Z0-9_.]+)>")
 
 def predict_table(
     graph: RefGraph, target: str, dtype: str, toolkit: str | None
-) -> tuple[pd.DataFrame, pd.DataFrame] | None:
-    """(feature rows, layer rows) as the compiler would print them, or None when the block, the
+) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, int]] | None:
+    """(feature rows, layer rows, writers) as the compiler would print them, or None when the block, the
     target, the dtype or the toolkit is outside what the tables cover (module docstring)."""
     key = version_key(toolkit) if toolkit else (2, 5, 0)
     version = ".".join(str(k) for k in key) if key else None
@@ -342,4 +342,30 @@ def predict_table(
         [(i, op, fill(full), fill(shape)) for i, op, full, shape in template["layers"]],
         columns=["layer_id", "op_type", "full_name", "output_shape"],
     )
-    return frame, layers
+    return frame, layers, _writers(block, frame, layers, template)
+
+
+#: Which ONNX op's output a role's input is (the block's chains), for following a tensor back to its writer.
+_INPUT_OF = {"q_tp": "q_reshape", "q_reshape": "q_add", "k_tp": "k_reshape", "k_reshape": "k_add",
+             "kt_tp": "k_tp", "v_tp": "v_reshape", "v_reshape": "v_add"}  # fmt: skip
+
+
+def _writers(block: Block, rows: pd.DataFrame, layers: pd.DataFrame, template: Template) -> dict[str, int]:
+    """Row name -> the op id that writes it, for the attention's inputs: the compiler lists the Q, K and V
+    reshapes under ONNX names of their own, with equal shapes, so the replay's name and shape rules
+    cannot tell them apart; the ONNX chain can (a row named after the Q transpose is written by the
+    layer of the Q reshape)."""
+    layer_of = {}
+    for (op_id, _t, full, _s) in template["layers"]:
+        m = _PLACEHOLDER.fullmatch(full.split(":", 1)[1])
+        if m:
+            layer_of[m.group(1)] = op_id
+    out: dict[str, int] = {}
+    for (_op, _u, name, _s, _f, _size), filled in zip(template["rows"], rows["name"], strict=True):
+        m = _PLACEHOLDER.match(name)
+        role = m.group(1).removesuffix(".out") if m else None
+        while role is not None and role in _INPUT_OF and role not in layer_of:
+            role = _INPUT_OF[role]
+        if m and role in layer_of and m.group(1).removesuffix(".out") in _INPUT_OF:
+            out[str(filled)] = layer_of[role]
+    return out
