@@ -356,7 +356,7 @@ def _writers(block: Block, rows: pd.DataFrame, layers: pd.DataFrame, template: T
     cannot tell them apart; the ONNX chain can (a row named after the Q transpose is written by the
     layer of the Q reshape)."""
     layer_of = {}
-    for (op_id, _t, full, _s) in template["layers"]:
+    for op_id, _t, full, _s in template["layers"]:
         m = _PLACEHOLDER.fullmatch(full.split(":", 1)[1])
         if m:
             layer_of[m.group(1)] = op_id
