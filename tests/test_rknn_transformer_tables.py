@@ -228,3 +228,18 @@ def test_templates_are_current():
     import rknn_transformer_templates
 
     assert rknn_transformer_templates.main(["--check"]) == 0
+
+
+def test_the_reference_says_whether_the_block_is_predicted():
+    """`logscope reference` notes what its RKNN figure of a transformer block is, and why when it is only
+    the ONNX-tensor estimate."""
+    model = rknn_models.build("transformer", "zeros")
+
+    def note(target: str) -> str:
+        result = analyze_model(model, ReferenceOptions(dtype="int8", target=target, toolkit="2.5.0"))
+        (text,) = [n for n in result.notes if "transformer block" in n]
+        return text
+
+    assert "feature table is predicted row by row" in note("rk3576")
+    assert "not predicted: no table is learned for 2.5.0 rk3566 int8" in note("rk3566")
+    assert not [n for n in analyze_model(rknn_models.build("lstm", "zeros")).notes if "transformer" in n]

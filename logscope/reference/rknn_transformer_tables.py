@@ -369,3 +369,35 @@ def _writers(block: Block, rows: pd.DataFrame, layers: pd.DataFrame, template: T
         if m and role in layer_of and m.group(1).removesuffix(".out") in _INPUT_OF:
             out[str(filled)] = layer_of[role]
     return out
+
+
+def table_note(graph: RefGraph, target: str, dtype: str, toolkit: str | None) -> str | None:
+    """What the RKNN figure of a transformer block is: the compiler's table predicted, or why not (then
+    the figure is the ONNX-tensor estimate, which the compiler's rewrite does not keep)."""
+    block = match_block(graph)
+    if block is None:
+        return None
+    key = version_key(toolkit) if toolkit else (2, 5, 0)
+    version = ".".join(str(k) for k in key) if key else str(toolkit)
+    template = TEMPLATES.get((version, target, dtype))
+    shape = f"T {block.tokens}, D {block.width}, {block.heads} heads"
+    if template is not None and predict_table(graph, target, dtype, toolkit) is not None:
+        return (
+            f"RKNN: transformer block ({shape}): the compiler's feature table is predicted row by row "
+            f"({len(template['rows'])} rows, learned from {template['builds']} development builds of "
+            f"{version} {target} {dtype}) and placed with the replay's lifetimes (docs/reference.md)"
+        )
+    if template is None:
+        why = f"no table is learned for {version} {target} {dtype}"
+        if target in ("rk3566", "rk3568"):
+            why += " (its attention runs as exMatMul kernels whose scratch no rule covers yet)"
+    elif block.width % block.heads or (block.width // block.heads) % 16:
+        why = f"head width {block.width / block.heads:g} is not a multiple of 16 (another row list)"
+    elif not T_RANGE[0] <= block.tokens <= T_RANGE[1]:
+        why = f"T {block.tokens} is outside {T_RANGE[0]}-{T_RANGE[1]}, the attention scratch's measured range"
+    else:
+        why = f"on {target} with {version} the compiler lists other rows for this T and D"
+    return (
+        f"RKNN: transformer block ({shape}) not predicted: {why}; the compiler rewrites it into ops with "
+        "buffers of their own, so this RKNN total is the ONNX-tensor estimate, not the compiler's"
+    )
