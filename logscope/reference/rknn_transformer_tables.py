@@ -73,6 +73,13 @@ ATTENTION_SCRATCH: dict[tuple[str, str, str | None], tuple[int, ...]] = {
     ),
 }  # fmt: skip
 _ALIASES = {"rv1126b": "rk3576", "rv1103": "rv1106"}
+#: Buffers the compiler holds that no row lists, by (target, dtype, toolkits): (the row whose reader holds
+#: it, its size as a multiple of that row's). rk3562 fp16 from 2.3.2: the residual ConvAdd after the
+#: attention keeps its output out of the gap below the attention output, as a scratch of 1.25-2 x that
+#: output would (every in-domain development build replays exactly with it, 48 of 54 without); 2 x is taken.
+UNLISTED_SCRATCH: dict[tuple[str, str], tuple[tuple[str, ...], str, int]] = {
+    ("rk3562", "fp16"): (("2.3.2", "2.5.0"), "<av_tp.out>_sw", 2),
+}
 T_RANGE = (33, 128)
 #: Conv output channel rounding in bytes (the learned profiles' conv_bytes).
 CONV_BYTES = {"rk3576": 32, "rv1126b": 32, "rk3588": 32, "rk3562": 16, "rv1106": 16, "rv1103": 16}
@@ -343,6 +350,25 @@ def predict_table(
         columns=["layer_id", "op_type", "full_name", "output_shape"],
     )
     return frame, layers, _writers(block, frame, layers, template)
+
+
+def unlisted_rows(
+    graph: RefGraph, rows: pd.DataFrame, target: str, dtype: str, toolkit: str | None
+) -> pd.DataFrame:
+    """The scratch rows the compiler holds but does not list (`UNLISTED_SCRATCH`), as table rows named
+    `<row>_unlisted_exSecondary` (so that the replay's lifetimes treat them as the reader's scratch)."""
+    rule = UNLISTED_SCRATCH.get((target, dtype))
+    key = version_key(toolkit) if toolkit else (2, 5, 0)
+    version = ".".join(str(k) for k in key) if key else None
+    block = match_block(graph)
+    if rule is None or version not in rule[0] or block is None:
+        return rows.iloc[0:0]
+    names = block.names()
+    name = _PLACEHOLDER.sub(lambda m: names[m.group(1)], rule[1])
+    hit = rows[rows["name"] == name].head(1).copy()
+    hit["name"] = f"{name}_unlisted_exSecondary"
+    hit["size_bytes"] = hit["size_bytes"] * rule[2]
+    return hit
 
 
 #: Which ONNX op's output a role's input is (the block's chains), for following a tensor back to its writer.
