@@ -238,3 +238,19 @@ def test_the_reference_says_whether_the_block_is_predicted():
     assert "feature table is predicted row by row" in note("rk3576")
     assert "not predicted: no table is learned for 2.5.0 rk3566 int8" in note("rk3566")
     assert not [n for n in analyze_model(rknn_models.build("lstm", "zeros")).notes if "transformer" in n]
+
+
+def test_check_reads_a_rounded_printed_total_as_reproduced(tmp_path):
+    """2.5.0 prints the internal total in KiB (127.938KB = 131,009 B rounded); `check` says the table's
+    span, 131,008 B, is the emulation's, rather than reporting a 1-byte difference."""
+    from logscope.reference import check_log_against_model
+
+    log_path = tmp_path / "build.log"
+    with gzip.open(CORPUS / "2.5.0" / "transformer-rk3576-int8.log.gz", "rt") as fh:
+        log_path.write_text(fh.read())
+    model = rknn_models.build("transformer", "zeros")
+    check = check_log_against_model(logscope.parse(log_path), model, target="rk3576")
+    summary = check.frames["check_summary"]
+    pool = summary[summary["item"] == "feature pool (RKNN emulation)"].iloc[0]
+    assert (pool["log_value"], pool["reference_value"]) == (131_009, 131_008)
+    assert pool["likely_cause"].startswith("reproduced by the emulation: the feature table spans 131,008 B")
