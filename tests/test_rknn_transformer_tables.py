@@ -238,6 +238,12 @@ def test_the_reference_says_whether_the_block_is_predicted():
     assert "feature table is predicted row by row" in note("rk3576")
     assert "not predicted: no table is learned for 2.5.0 rk3566 int8" in note("rk3566")
     assert not [n for n in analyze_model(rknn_models.build("lstm", "zeros")).notes if "transformer" in n]
+    # attention in another form (the scale as a Div): said, not silently estimated
+    other = rknn_models.build("transformer", "zeros")
+    scale = next(n for n in other.graph.node if n.op_type == "Mul" and n.input[0].startswith("MatMul"))
+    scale.op_type = "Div"
+    notes = analyze_model(other, ReferenceOptions(dtype="int8", target="rk3576", toolkit="2.5.0")).notes
+    assert [n for n in notes if "not in the one form whose compiler tables are learned" in n]
 
 
 def test_check_reads_a_rounded_printed_total_as_reproduced(tmp_path):

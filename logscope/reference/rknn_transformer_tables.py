@@ -402,6 +402,15 @@ def table_note(graph: RefGraph, target: str, dtype: str, toolkit: str | None) ->
     the figure is the ONNX-tensor estimate, which the compiler's rewrite does not keep)."""
     block = match_block(graph)
     if block is None:
+        types = {op.op_type for op in graph.ops}
+        if "Softmax" in types and "MatMul" in types:
+            return (
+                "RKNN: the graph has attention (MatMul, Softmax) but not in the one form whose compiler "
+                "tables are learned (a single pre-norm block: LayerNormalization, Q/K/V MatMul + Add + "
+                "Reshape + Transpose, MatMul-Mul-Softmax-MatMul, an Erf GELU MLP, residual Adds); the "
+                "compiler rewrites attention into ops with buffers of their own, so this RKNN total is the "
+                "ONNX-tensor estimate, not the compiler's"
+            )
         return None
     key = version_key(toolkit) if toolkit else (2, 5, 0)
     version = ".".join(str(k) for k in key) if key else str(toolkit)
