@@ -47,6 +47,7 @@ EXTRA_SETS = {
     "transformer-sweep": "TRANSFORMER_SWEEP",
     "transformer-sweep-targets": "TRANSFORMER_SWEEP_TARGETS",
     "maxpool-dev": "MAXPOOL_DEV",
+    "transformer-heldout": "TRANSFORMER_HELDOUT",
 }
 BASE = HERE / ".venv-base"
 VERSIONS = ("2.5.0", "2.3.2", "2.3.0", "2.2.0")
