@@ -1,0 +1,579 @@
+"""RKNN weight memory: the const tensors the compiler stores for an ONNX model, laid out per target.
+
+`Total Weight Memory Size` in an RKNN build log is the end of the last row of the log's Const Tensor
+Information Table, every row starting on a 64-byte boundary, plus a fixed block on some targets. On
+every one of the 724 finished builds of the compiler corpus (fixtures/rknn-compiler/, toolkit 2.2.0 to
+2.5.0) the table's span rounded up to 64 equals the sum of its rows' sizes each rounded up to 64, so the
+total is predicted row by row: which const tensors the compiler stores (the model's kernels and biases,
+and the ones its rewrites add) and the padded size of each.
+
+Every rule below was read off the `Size` column against `OrigShape` of those tables, per target and
+dtype; docs/reference.md ("Weight memory") lists the evidence for each and the measured accuracy.
+Sizes do not depend on the toolkit version; which rows exist does (the rewrites).
+
+- A kernel (Conv, Gemm run as a 1 x 1 Conv, ConvTranspose) of Cout x Cin x kh x kw is stored as
+  R_out(Cout) x R_in(Cin) x kh x kw elements; a conv reading the graph input rounds its Cin with its own
+  rule (the input is stored NHWC and padded once).
+- A depthwise kernel (printed (1, C, kh, kw)) is stored as R_dw(C) x kh x kw elements, times
+  `dw_factor` (2 on targets that store int8 depthwise weights in 16 bits).
+- A bias is R_bias(C) x `bias_bytes` (int8: int32 plus the requantisation constants; fp16: fp32); a
+  depthwise conv's bias has its own rounding and bytes. In int8 every conv gets a bias row (named
+  `<kernel>_bias_0` where the model has none); in fp16 only a conv with a bias has one.
+- GlobalAveragePool becomes depthwise convs of at most 7 x 7 (`<op>_2conv<i>_i1` / `_i2`, 14 x 14 ->
+  7 x 7 then 2 x 2); before 2.3.2 a nearest Resize by s becomes a depthwise deconvolution of 2s x 2s
+  (`<op>_2deconv_i1`); from 2.5.0 Concat(Resize r, x) -> Conv splits the kernel by input channels
+  (`<r>_conv_i1`, `<x>_conv_i1`); a depthwise conv on the graph input gets a 1 x 1 `Pre_weightinput`.
+- Small constants: int64 shapes of Reshape / Split (8 B an element), the Resize scales and its
+  `empty_placeholder_0` (fp32, rounded to `float_const_bytes`), and one int64 shape row per rank-3
+  Concat (4 elements), Split and Transpose (3 elements) output.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from logscope.reference.graph import Op, RefGraph
+from logscope.reference.rknn_profiles import version_key
+
+#: Every const row starts on this boundary (all corpus tables: row starts are multiples of 64).
+CONST_ALIGN = 64
+#: From this toolkit a nearest Resize stays a Resize (2.3.2 and 2.5.0 logs: `c27` scales row and
+#: `empty_placeholder_0`); 2.2.0 and 2.3.0 turn it into a depthwise deconvolution (`Resize28_2deconv_i1`).
+RESIZE_KEPT_SINCE = (2, 3, 2)
+#: From this toolkit Concat(Resize, x) -> Conv is split (`fuse_concat_conv`, rknn.CONCAT_CONV_SINCE).
+CONCAT_SPLIT_SINCE = (2, 5, 0)
+#: The largest kernel side a GlobalAveragePool becomes (mobilenet_v2 14 x 14: (1,320,7,7) + (1,320,2,2)).
+GAP_KERNEL = 7
+
+
+def align_up(value: int, alignment: int) -> int:
+    return -(-value // alignment) * alignment
+
+
+@dataclass(frozen=True)
+class ChannelRound:
+    """How a channel count is rounded: at least `minimum`; powers of two up to `pow2_up_to`; then a
+    multiple of `align`; with `tail24`, a count 24 above a multiple of 32 takes the whole 32 (rk3566,
+    rk3588 fp16: Cin 24 -> 32 and 120 -> 128 while 40, 72, 200 stay)."""
+
+    align: int = 1
+    minimum: int = 1
+    pow2_up_to: int = 0
+    tail24: bool = False
+
+    def __call__(self, channels: int) -> int:
+        c = max(channels, self.minimum)
+        if c <= self.pow2_up_to:
+            return 1 << (c - 1).bit_length()
+        c = align_up(c, self.align)
+        if self.tail24 and c % 32 == 24:
+            c += 8
+        return c
+
+    def text(self) -> str:
+        parts = [f"multiple of {self.align}"] if self.align > 1 else ["as is"]
+        if self.minimum > 1:
+            parts.append(f"at least {self.minimum}")
+        if self.pow2_up_to:
+            parts.append(f"a power of two up to {self.pow2_up_to}")
+        if self.tail24:
+            parts.append("a 24 tail in a 32 block -> 32")
+        return ", ".join(parts)
+
+
+_AS_IS = ChannelRound()
+
+
+@dataclass(frozen=True)
+class WeightLayout:
+    """One target's const layout for one dtype (module docstring); `evidence` names the corpus rows."""
+
+    cout: ChannelRound
+    cin: ChannelRound
+    cin_input: ChannelRound
+    dw: ChannelRound
+    dw_factor: int
+    bias: ChannelRound
+    bias_bytes: int
+    dw_bias: ChannelRound
+    dw_bias_bytes: int
+    float_const_bytes: int
+    #: Bytes the printed total holds beyond the table (None: not known for this target).
+    fixed_block: int | None
+    evidence: str
+    #: From this toolkit version the Resize scales row takes these bytes instead (rv1106 2.5.0: 64).
+    scales_bytes_since: tuple[tuple[int, ...], int] | None = None
+
+
+_R16 = ChannelRound(16)
+_R8T = ChannelRound(8, minimum=8, tail24=True)
+_RK3588_INT8 = WeightLayout(
+    cout=ChannelRound(2),
+    cin=_R16,
+    cin_input=_R16,
+    dw=ChannelRound(16, minimum=16, pow2_up_to=64),
+    dw_factor=1,
+    bias=ChannelRound(32),
+    bias_bytes=8,
+    dw_bias=ChannelRound(64),
+    dw_bias_bytes=8,
+    float_const_bytes=256,
+    fixed_block=2048,
+    evidence="mobilenet_v1 w164 (1001,1024,1,1) 1,026,048 B = 1002 x 1024; dw_odd w21 (72,40,1,1) 3,456 = "
+    "72 x 48; w1 (1,3,3,3) 144 = 16 x 9, w17 (1,40,3,3) 576 = 64 x 9, w25 (1,72,3,3) 720 = 80 x 9; "
+    "w2 (32) 256 = 32 x 8; dw bias w8 (32) 512 = 64 x 8; total = table + 2,048 on every rk3588 build",
+)
+_RK3588_FP16 = WeightLayout(
+    cout=_AS_IS,
+    cin=_R8T,
+    cin_input=ChannelRound(8, minimum=8),
+    dw=_R8T,
+    dw_factor=1,
+    bias=ChannelRound(8),
+    bias_bytes=4,
+    dw_bias=ChannelRound(32),
+    dw_bias_bytes=4,
+    float_const_bytes=128,
+    fixed_block=2048,
+    evidence="unet_128 w1 (16,3,3,3) 2,304 B = 16 x 8 x 9 x 2; dw_odd w37 (200,120,1,1) 51,200 = 200 x 128 "
+    "x 2, w21 (72,40,1,1) 5,760 = 72 x 40 x 2; w33 (1,120,5,5) 6,400 = 128 x 25 x 2; dw bias (3) 128",
+)
+_RK3562_INT8 = WeightLayout(
+    cout=ChannelRound(2),
+    cin=_R16,
+    cin_input=ChannelRound(4),
+    dw=ChannelRound(32),
+    dw_factor=2,
+    bias=ChannelRound(16),
+    bias_bytes=8,
+    dw_bias=ChannelRound(32),
+    dw_bias_bytes=6,
+    float_const_bytes=128,
+    fixed_block=0,
+    evidence="chain_75 w1 (16,3,3,3) 576 B = 16 x 4 x 9; dw_odd w5 (24,3,1,1) 384 = 24 x 16, w21 (72,40,1,1) "
+    "3,456 = 72 x 48; w25 (1,72,3,3) 1,728 = 96 x 9 x 2; w2 (3) 192 = 32 x 6; w14 (40) 384 = 48 x 8",
+)
+_RK3562_FP16 = WeightLayout(
+    cout=_AS_IS,
+    cin=_R8T,
+    cin_input=ChannelRound(4),
+    dw=ChannelRound(16),
+    dw_factor=1,
+    bias=ChannelRound(8),
+    bias_bytes=4,
+    dw_bias=_AS_IS,
+    dw_bias_bytes=4,
+    float_const_bytes=64,
+    fixed_block=0,
+    evidence="chain_75 w1 (16,3,3,3) 1,152 B = 16 x 4 x 9 x 2; dw_odd w37 (200,120,1,1) 51,200 = 200 x 128 x "
+    "2; GlobalAveragePool45_2conv0_i1 (1,200,5,5) 10,400 = 208 x 25 x 2",
+)
+_RK3566_INT8 = WeightLayout(
+    cout=_AS_IS,
+    cin=_R8T,
+    cin_input=ChannelRound(8),
+    dw=_R8T,
+    dw_factor=1,
+    bias=ChannelRound(16),
+    bias_bytes=8,
+    dw_bias=ChannelRound(32),
+    dw_bias_bytes=8,
+    float_const_bytes=128,
+    fixed_block=0,
+    evidence="dw_odd w5 (24,3,1,1) 192 B = 24 x 8, w13 (40,24,1,1) 1,280 = 40 x 32, w21 (72,40,1,1) 2,880 "
+    "(as is), w37 (200,120,1,1) 25,600 = 200 x 128; w33 (1,120,5,5) 3,200 = 128 x 25; w2 (3) 256 = 32 x 8",
+)
+_RK3566_FP16 = WeightLayout(
+    cout=_AS_IS,
+    cin=ChannelRound(2),
+    cin_input=ChannelRound(4),
+    dw=ChannelRound(2),
+    dw_factor=1,
+    bias=ChannelRound(8),
+    bias_bytes=4,
+    dw_bias=_AS_IS,
+    dw_bias_bytes=4,
+    float_const_bytes=64,
+    fixed_block=0,
+    evidence="fpn_lite (48,108,1,1) 10,752 B = 48 x 112 x 2; dw (1,108,3,3) 2,016 = 112 x 9 x 2",
+)
+_RK3576_INT8 = WeightLayout(
+    cout=ChannelRound(2),
+    cin=_R16,
+    cin_input=ChannelRound(4),
+    dw=ChannelRound(16),
+    dw_factor=2,
+    bias=ChannelRound(32),
+    bias_bytes=8,
+    dw_bias=ChannelRound(64),
+    dw_bias_bytes=6,
+    float_const_bytes=256,
+    fixed_block=None,
+    evidence="chain_75 w1 (16,3,3,3) 576 B = 16 x 4 x 9; dw (1,3,3,3) 288 = 16 x 9 x 2; dw bias (3) 384 = "
+    "64 x 6; the printed total holds 2.3-54.8 KiB more than the table, varying by model and version",
+)
+_RK3576_FP16 = WeightLayout(
+    cout=_AS_IS,
+    cin=_R8T,
+    cin_input=ChannelRound(4),
+    dw=ChannelRound(8),
+    dw_factor=1,
+    bias=ChannelRound(8),
+    bias_bytes=4,
+    dw_bias=ChannelRound(32),
+    dw_bias_bytes=4,
+    float_const_bytes=128,
+    fixed_block=None,
+    evidence="as rk3576 int8 for the block; dw (1,C,k,k) C rounded to 8; dw bias 32 channels x 4 B",
+)
+_RV1106_INT8 = WeightLayout(
+    cout=_AS_IS,
+    cin=_R16,
+    cin_input=ChannelRound(4),
+    dw=ChannelRound(16),
+    dw_factor=2,
+    bias=ChannelRound(16),
+    bias_bytes=8,
+    dw_bias=ChannelRound(32),
+    dw_bias_bytes=6,
+    float_const_bytes=128,
+    fixed_block=0,
+    scales_bytes_since=((2, 5, 0), 64),
+    evidence="dw_odd w1 (1,3,3,3) 320 B = 16 x 9 x 2 (rounded to 64), w17 (1,40,3,3) 896 = 48 x 9 x 2; "
+    "w46 (10,200,1,1) 2,112 = 10 x 208 (rounded to 64); w2 (3) 192 = 32 x 6",
+)
+_RV1106B_INT8 = WeightLayout(
+    cout=_AS_IS,
+    cin=ChannelRound(8),
+    cin_input=ChannelRound(8),
+    dw=ChannelRound(8),
+    dw_factor=2,
+    bias=ChannelRound(8),
+    bias_bytes=7,
+    dw_bias=ChannelRound(8),
+    dw_bias_bytes=6,
+    float_const_bytes=64,
+    fixed_block=0,
+    evidence="conv bias (64) 448 B = 64 x 7; dw (1,24,3,3) 432 (448 in the table) = 24 x 9 x 2",
+)
+_RK2118_FP16 = WeightLayout(
+    cout=ChannelRound(2),
+    cin=ChannelRound(2),
+    cin_input=ChannelRound(2),
+    dw=ChannelRound(2),
+    dw_factor=2,
+    bias=_AS_IS,
+    bias_bytes=4,
+    dw_bias=_AS_IS,
+    dw_bias_bytes=4,
+    float_const_bytes=64,
+    fixed_block=0,
+    evidence="dw (1,32,3,3) 1,152 B = 32 x 9 x 2 x 2; conv kernels at their logical size",
+)
+
+LAYOUTS: dict[tuple[str, str], WeightLayout] = {
+    ("rk3588", "int8"): _RK3588_INT8,
+    ("rk3588", "fp16"): _RK3588_FP16,
+    ("rk3562", "int8"): _RK3562_INT8,
+    ("rk3562", "fp16"): _RK3562_FP16,
+    ("rk3566", "int8"): _RK3566_INT8,
+    ("rk3566", "fp16"): _RK3566_FP16,
+    ("rk3568", "int8"): _RK3566_INT8,
+    ("rk3568", "fp16"): _RK3566_FP16,
+    ("rk3576", "int8"): _RK3576_INT8,
+    ("rk3576", "fp16"): _RK3576_FP16,
+    ("rv1126b", "int8"): _RK3576_INT8,
+    ("rv1126b", "fp16"): _RK3576_FP16,
+    ("rv1103", "int8"): _RV1106_INT8,
+    ("rv1106", "int8"): _RV1106_INT8,
+    ("rv1103b", "int8"): _RV1106B_INT8,
+    ("rv1106b", "int8"): _RV1106B_INT8,
+    ("rk2118", "fp16"): _RK2118_FP16,
+}
+
+
+@dataclass(frozen=True)
+class ConstRow:
+    """One const tensor the compiler stores: its table name, component, shape as the log prints it,
+    element type, stored bytes, and the rule that sized it."""
+
+    name: str
+    component: str  # kernel | depthwise kernel | bias | added kernel | added bias | shape constant | resize constant
+    op: str
+    shape: tuple[int, ...]
+    dtype: str
+    size_bytes: int
+    rule: str
+
+
+@dataclass(frozen=True)
+class WeightPlan:
+    target: str
+    dtype: str
+    rows: tuple[ConstRow, ...]
+    table_bytes: int  # the rows, each rounded up to CONST_ALIGN
+    fixed_block: int | None
+    skipped: tuple[str, ...]  # ops whose consts are not modelled (named in the output)
+
+    @property
+    def total(self) -> int:
+        """The predicted `Total Weight Memory Size` (the table alone where the block is unknown)."""
+        return self.table_bytes + (self.fixed_block or 0)
+
+    def by_component(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for r in self.rows:
+            out[r.component] = out.get(r.component, 0) + align_up(r.size_bytes, CONST_ALIGN)
+        return out
+
+
+def weight_layout(target: str, dtype: str) -> WeightLayout | None:
+    return LAYOUTS.get((target.lower(), "int8" if dtype == "int8" else "fp16"))
+
+
+def _since(toolkit: str | None, since: tuple[int, ...]) -> bool:
+    if toolkit is None:
+        return True
+    key = version_key(toolkit)
+    return key is not None and key >= since
+
+
+class _Rows:
+    def __init__(self, layout: WeightLayout, dtype: str, toolkit: str | None) -> None:
+        self.layout = layout
+        since = layout.scales_bytes_since
+        self.scales_bytes = since[1] if since is not None and _since(toolkit, since[0]) else 0
+        self.int8 = dtype == "int8"
+        self.kernel_dtype = "INT8" if self.int8 else "FLOAT16"
+        self.bias_dtype = "INT32" if self.int8 else "FLOAT"
+        self.elt = 1 if self.int8 else 2
+        self.rows: list[ConstRow] = []
+
+    def conv(self, op: Op, name: str, cout: int, cin: int, kh: int, kw: int, *, reads_input: bool,
+             component: str = "kernel", shape: tuple[int, ...] | None = None) -> None:
+        lay = self.layout
+        rin = lay.cin_input if reads_input else lay.cin
+        size = lay.cout(cout) * rin(cin) * kh * kw * self.elt
+        rule = f"Cout {cout}->{lay.cout(cout)}, Cin {cin}->{rin(cin)}" + (" (reads the input)" if reads_input else "")
+        self.rows.append(
+            ConstRow(name, component, op.name, shape or (cout, cin, kh, kw), self.kernel_dtype, size, rule)
+        )
+
+    def depthwise(self, op: Op, name: str, channels: int, kh: int, kw: int, *, shape: tuple[int, ...] | None = None,
+                  component: str = "depthwise kernel") -> None:
+        lay = self.layout
+        size = lay.dw(channels) * kh * kw * self.elt * lay.dw_factor
+        rule = f"C {channels}->{lay.dw(channels)}" + (f", x{lay.dw_factor}" if lay.dw_factor > 1 else "")
+        self.rows.append(
+            ConstRow(name, component, op.name, shape or (1, channels, kh, kw), self.kernel_dtype, size, rule)
+        )
+
+    def bias(
+        self, op: Op, name: str, channels: int, *, depthwise: bool, component: str = "bias", per: int = 0
+    ) -> None:
+        lay = self.layout
+        rnd, per = (lay.dw_bias, per or lay.dw_bias_bytes) if depthwise else (lay.bias, per or lay.bias_bytes)
+        size = rnd(channels) * per
+        rule = f"C {channels}->{rnd(channels)} x {per} B"
+        self.rows.append(ConstRow(name, component, op.name, (channels,), self.bias_dtype, size, rule))
+
+    def small(self, op: Op, name: str, count: int, dtype: str, component: str, unit: int = 0) -> None:
+        if dtype == "INT64":
+            size, rule = count * 8, "8 B an element"
+        else:
+            unit = unit or self.layout.float_const_bytes
+            size, rule = align_up(count * 4, unit), f"fp32, rounded to {unit} B"
+
+        self.rows.append(ConstRow(name, component, op.name, (count,), dtype, size, rule))
+
+
+def _dims(graph: RefGraph, name: str) -> tuple[int, ...] | None:
+    t = graph.tensors.get(name) if name else None
+    return t.shape if t is not None else None
+
+
+def _const_len(graph: RefGraph, name: str) -> int | None:
+    t = graph.tensors.get(name) if name else None
+    if t is None or t.role == "activation" or t.role == "input" or t.shape is None:
+        return None
+    return t.numel
+
+
+def plan_weights(graph: RefGraph, target: str, dtype: str, toolkit: str | None = None) -> WeightPlan | None:
+    """The const rows of `graph` on `target` (None: no learned layout for the target and dtype)."""
+    layout = weight_layout(target, dtype)
+    if layout is None:
+        return None
+    rows = _Rows(layout, dtype, toolkit)
+    producer = {o: op for op in graph.ops for o in op.outputs if o}
+    split_concat = _since(toolkit, CONCAT_SPLIT_SINCE)
+    keep_resize = _since(toolkit, RESIZE_KEPT_SINCE)
+    graph_inputs = set(graph.inputs)
+    skipped: list[str] = []
+    placeholder = False
+    for op in graph.ops:
+        kind = op.op_type
+        if kind == "Conv":
+            _conv_rows(graph, op, rows, producer, graph_inputs, split_concat)
+        elif kind == "Gemm":
+            w = _dims(graph, op.inputs[1]) if len(op.inputs) > 1 else None
+            if w is None or len(w) != 2:
+                skipped.append(op.name)
+                continue
+            n, k = (w[0], w[1]) if op.attrs.get("transB") else (w[1], w[0])
+            rows.conv(op, op.inputs[1], n, k, 1, 1, reads_input=False)
+            _bias(rows, op, op.inputs[2] if len(op.inputs) > 2 else "", op.inputs[1], n, depthwise=False)
+            src = producer.get(op.inputs[0])
+            if src is not None and src.op_type == "Flatten":
+                rows.small(op, f"{op.name}_o0_mm_tp_rs_i1", 2, "INT64", "shape constant")
+        elif kind == "ConvTranspose":
+            w = _dims(graph, op.inputs[1])
+            if w is None or len(w) != 4:
+                skipped.append(op.name)
+                continue
+            cin, cout_g = w[0], w[1]
+            size_cout = cout_g * int(op.attrs.get("group", 1))
+            rows.conv(op, op.inputs[1], size_cout, cin, w[2], w[3], reads_input=False, shape=w)
+            _bias(rows, op, op.inputs[2] if len(op.inputs) > 2 else "", op.inputs[1], size_cout, depthwise=False)
+        elif kind == "GlobalAveragePool":
+            x = _dims(graph, op.inputs[0])
+            if x is None or len(x) != 4:
+                skipped.append(op.name)
+                continue
+            c, h, w_ = x[1], x[2], x[3]
+            i = 0
+            while h > 1 or w_ > 1:
+                kh, kw = min(h, GAP_KERNEL), min(w_, GAP_KERNEL)
+                rows.depthwise(op, f"{op.name}_2conv{i}_i1", c, kh, kw, component="added kernel")
+                rows.bias(op, f"{op.name}_2conv{i}_i2", c, depthwise=True, component="added bias")
+                h, w_, i = math.ceil(h / kh), math.ceil(w_ / kw), i + 1
+        elif kind == "Resize":
+            consts = [n for n in op.inputs[1:] if n and _const_len(graph, n)]
+            if keep_resize:
+                if not placeholder:
+                    rows.small(op, "empty_placeholder_0", 1, "FLOAT", "resize constant")
+                    placeholder = True
+                for n in consts:
+                    rows.small(op, n, _const_len(graph, n) or 0, "FLOAT", "resize constant", rows.scales_bytes)
+            else:
+                x, y = _dims(graph, op.inputs[0]), _dims(graph, op.outputs[0])
+                if x is None or y is None or len(x) != 4 or len(y) != 4 or y[2] % x[2]:
+                    skipped.append(op.name)
+                    continue
+                s = y[2] // x[2]
+                name = f"{op.name}_2deconv_i1"
+                rows.depthwise(op, name, x[1], 2 * s, 2 * s, shape=(x[1], 1, 2 * s, 2 * s),
+                               component="added kernel")
+                if rows.int8:
+                    rows.bias(op, f"{name}_bias_0", x[1], depthwise=True, component="added bias")
+        elif kind in ("Reshape", "Split"):
+            n = op.inputs[1] if len(op.inputs) > 1 else ""
+            count = _const_len(graph, n)
+            if count:
+                rows.small(op, n, count, "INT64", "shape constant")
+        if kind in ("Concat", "Split", "Transpose") and op.outputs:
+            out = _dims(graph, op.outputs[0])
+            if out is not None and len(out) == 3:
+                sep = "_" if kind == "Concat" else "-"
+                rows.small(op, f"{op.name}_o0{sep}rs_i1", 4 if kind == "Concat" else 3, "INT64", "shape constant")
+        elif kind in ("LSTM", "GRU", "LayerNormalization", "MatMul"):
+            skipped.append(op.name)
+    dropped = _merged_reshape_shapes(graph, producer)
+    kept = [r for r in rows.rows if not (r.component == "shape constant" and r.name in dropped)]
+    rows.rows = kept
+    table = sum(align_up(r.size_bytes, CONST_ALIGN) for r in rows.rows)
+    return WeightPlan(target, dtype, tuple(rows.rows), table, layout.fixed_block, tuple(skipped))
+
+
+def _merged_reshape_shapes(graph: RefGraph, producer: dict[str, Op]) -> set[str]:
+    """Shape constants of Reshapes feeding a rank-3 Concat, all but the last: the compiler stores one
+    4-element shape for them (yolo_320 `c53` and `c58` feed `Concat60`: only `c58` (4) is listed)."""
+    out: set[str] = set()
+    for op in graph.ops:
+        if op.op_type != "Concat" or not op.outputs:
+            continue
+        shape = _dims(graph, op.outputs[0])
+        if shape is None or len(shape) != 3:
+            continue
+        reshapes = [producer[n] for n in op.inputs if n in producer and producer[n].op_type == "Reshape"]
+        out.update(r.inputs[1] for r in reshapes[:-1] if len(r.inputs) > 1)
+    return out
+
+
+def _bias(rows: _Rows, op: Op, bias: str, kernel: str, channels: int, *, depthwise: bool) -> None:
+    if bias:
+        rows.bias(op, bias, channels, depthwise=depthwise)
+    elif rows.int8:
+        rows.bias(op, f"{kernel}_bias_0", channels, depthwise=depthwise, component="added bias")
+
+
+def _conv_rows(
+    graph: RefGraph, op: Op, rows: _Rows, producer: dict[str, Op], graph_inputs: set[str], split_concat: bool
+) -> None:
+    w = _dims(graph, op.inputs[1]) if len(op.inputs) > 1 else None
+    if w is None or len(w) != 4:
+        return
+    cout, cin_g, kh, kw = w
+    group = int(op.attrs.get("group", 1))
+    bias = op.inputs[2] if len(op.inputs) > 2 else ""
+    # The input rule holds for an image input of at most 4 channels, stored NHWC (multi_io `features`
+    # (1,8,32,32) and head_1x1's (1,200,1,1) input take the ordinary Cin rounding).
+    reads_input = op.inputs[0] in graph_inputs and cin_g <= 4
+    if group > 1 and cin_g == 1 and group == cout:
+        if reads_input:
+            # A depthwise conv on the graph input: the compiler puts a 1 x 1 conv before it (dw_odd
+            # `Pre_weightinput` (3,3,1,1) with `Pre_weightinput_bias_0` in int8).
+            rows.conv(op, "Pre_weightinput", cout, cout, 1, 1, reads_input=True, component="added kernel")
+            if rows.int8:
+                rows.bias(op, "Pre_weightinput_bias_0", cout, depthwise=False, component="added bias", per=4)
+        rows.depthwise(op, op.inputs[1], cout, kh, kw)
+        _bias(rows, op, bias, op.inputs[1], cout, depthwise=True)
+        return
+    parts = _concat_split(graph, op, producer) if split_concat and group == 1 else None
+    if parts is not None:
+        # 2.5.0 `fuse_concat_conv`: the Resize branch's conv has no bias of its own (int8 adds one), the
+        # other branch's conv carries the model's bias as `<x>_conv_i2`.
+        (r, rc), (x, xc) = parts
+        rows.conv(op, f"{r}_conv_i1", cout, rc, kh, kw, reads_input=False, component="added kernel")
+        if rows.int8:
+            rows.bias(op, f"{r}_conv_i1_bias_0", cout, depthwise=False, component="added bias")
+        rows.conv(op, f"{x}_conv_i1", cout, xc, kh, kw, reads_input=False, component="added kernel")
+        if bias:
+            rows.bias(op, f"{x}_conv_i2", cout, depthwise=False, component="added bias")
+        elif rows.int8:
+            rows.bias(op, f"{x}_conv_i1_bias_0", cout, depthwise=False, component="added bias")
+        return
+    rows.conv(op, op.inputs[1], cout, cin_g, kh, kw, reads_input=reads_input)
+    _bias(rows, op, bias, op.inputs[1], cout, depthwise=False)
+
+
+def _concat_split(graph: RefGraph, op: Op, producer: dict[str, Op]) -> tuple[tuple[str, int], tuple[str, int]] | None:
+    """(Resize input, its channels), (other input, its channels) of a Conv reading Concat(Resize, x)."""
+    cat = producer.get(op.inputs[0])
+    if cat is None or cat.op_type != "Concat" or len(cat.inputs) != 2 or cat.attrs.get("axis") != 1:
+        return None
+    if len(graph.tensors[cat.outputs[0]].consumers) != 1:
+        return None
+    resized = [n for n in cat.inputs if n in producer and producer[n].op_type == "Resize"]
+    if len(resized) != 1:
+        return None
+    r = resized[0]
+    x = next(n for n in cat.inputs if n != r)
+    rs, xs = _dims(graph, r), _dims(graph, x)
+    if rs is None or xs is None or len(rs) != 4 or len(xs) != 4:
+        return None
+    return (r, rs[1]), (x, xs[1])
+
+
+def iter_components(plan: WeightPlan) -> Iterator[tuple[str, int, int]]:
+    """(component, rows, bytes rounded to CONST_ALIGN) in a stable order."""
+    order = ["kernel", "depthwise kernel", "bias", "added kernel", "added bias", "shape constant", "resize constant"]
+    counts: dict[str, int] = {}
+    for r in plan.rows:
+        counts[r.component] = counts.get(r.component, 0) + 1
+    sizes = plan.by_component()
+    for c in order:
+        if c in counts:
+            yield c, counts[c], sizes[c]
