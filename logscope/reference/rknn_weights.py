@@ -105,6 +105,11 @@ class WeightLayout:
     evidence: str
     #: From this toolkit version the Resize scales row takes these bytes instead (rv1106 2.5.0: 64).
     scales_bytes_since: tuple[tuple[int, ...], int] | None = None
+    #: From this toolkit version depthwise kernels take this factor instead (rk2118 2.5.0: 1, 2.3.2: 2).
+    dw_factor_since: tuple[tuple[int, ...], int] | None = None
+    #: Cin rounding of the input conv when the input's width is a multiple of the first value (rk3576
+    #: int8: 3 -> 8 at widths 64, 128, 160, 224, 320, 640; 3 -> 4 at 13, 56, 75).
+    cin_input_wide: tuple[int, ChannelRound] | None = None
 
 
 _R16 = ChannelRound(16)
@@ -211,6 +216,7 @@ _RK3576_INT8 = WeightLayout(
     dw_bias_bytes=6,
     float_const_bytes=256,
     fixed_block=None,
+    cin_input_wide=(32, ChannelRound(8)),
     evidence="chain_75 w1 (16,3,3,3) 576 B = 16 x 4 x 9; dw (1,3,3,3) 288 = 16 x 9 x 2; dw bias (3) 384 = "
     "64 x 6; the printed total holds 2.3-54.8 KiB more than the table, varying by model and version",
 )
@@ -270,7 +276,9 @@ _RK2118_FP16 = WeightLayout(
     dw_bias_bytes=4,
     float_const_bytes=64,
     fixed_block=0,
-    evidence="dw (1,32,3,3) 1,152 B = 32 x 9 x 2 x 2; conv kernels at their logical size",
+    dw_factor_since=((2, 5, 0), 1),
+    evidence="2.3.2 dw (1,32,3,3) 1,152 B = 32 x 9 x 2 x 2, 2.5.0 576 = 32 x 9 x 2; conv kernels at their "
+    "logical size",
 )
 
 LAYOUTS: dict[tuple[str, str], WeightLayout] = {
@@ -300,7 +308,9 @@ class ConstRow:
     element type, stored bytes, and the rule that sized it."""
 
     name: str
-    component: str  # kernel | depthwise kernel | bias | added kernel | added bias | shape constant | resize constant
+    component: (
+        str  # kernel | depthwise kernel | bias | added kernel | added bias | shape constant | resize constant
+    )
     op: str
     shape: tuple[int, ...]
     dtype: str
@@ -345,27 +355,55 @@ class _Rows:
         self.layout = layout
         since = layout.scales_bytes_since
         self.scales_bytes = since[1] if since is not None and _since(toolkit, since[0]) else 0
+        dw = layout.dw_factor_since
+        self.dw_factor = dw[1] if dw is not None and _since(toolkit, dw[0]) else layout.dw_factor
         self.int8 = dtype == "int8"
         self.kernel_dtype = "INT8" if self.int8 else "FLOAT16"
         self.bias_dtype = "INT32" if self.int8 else "FLOAT"
         self.elt = 1 if self.int8 else 2
         self.rows: list[ConstRow] = []
 
-    def conv(self, op: Op, name: str, cout: int, cin: int, kh: int, kw: int, *, reads_input: bool,
-             component: str = "kernel", shape: tuple[int, ...] | None = None) -> None:
+    def conv(
+        self,
+        op: Op,
+        name: str,
+        cout: int,
+        cin: int,
+        kh: int,
+        kw: int,
+        *,
+        reads_input: bool,
+        component: str = "kernel",
+        shape: tuple[int, ...] | None = None,
+        input_width: int = 0,
+    ) -> None:
         lay = self.layout
         rin = lay.cin_input if reads_input else lay.cin
+        wide = lay.cin_input_wide
+        if reads_input and wide is not None and input_width and input_width % wide[0] == 0:
+            rin = wide[1]
         size = lay.cout(cout) * rin(cin) * kh * kw * self.elt
-        rule = f"Cout {cout}->{lay.cout(cout)}, Cin {cin}->{rin(cin)}" + (" (reads the input)" if reads_input else "")
+        rule = f"Cout {cout}->{lay.cout(cout)}, Cin {cin}->{rin(cin)}" + (
+            " (reads the input)" if reads_input else ""
+        )
         self.rows.append(
             ConstRow(name, component, op.name, shape or (cout, cin, kh, kw), self.kernel_dtype, size, rule)
         )
 
-    def depthwise(self, op: Op, name: str, channels: int, kh: int, kw: int, *, shape: tuple[int, ...] | None = None,
-                  component: str = "depthwise kernel") -> None:
+    def depthwise(
+        self,
+        op: Op,
+        name: str,
+        channels: int,
+        kh: int,
+        kw: int,
+        *,
+        shape: tuple[int, ...] | None = None,
+        component: str = "depthwise kernel",
+    ) -> None:
         lay = self.layout
-        size = lay.dw(channels) * kh * kw * self.elt * lay.dw_factor
-        rule = f"C {channels}->{lay.dw(channels)}" + (f", x{lay.dw_factor}" if lay.dw_factor > 1 else "")
+        size = lay.dw(channels) * kh * kw * self.elt * self.dw_factor
+        rule = f"C {channels}->{lay.dw(channels)}" + (f", x{self.dw_factor}" if self.dw_factor > 1 else "")
         self.rows.append(
             ConstRow(name, component, op.name, shape or (1, channels, kh, kw), self.kernel_dtype, size, rule)
         )
@@ -436,7 +474,9 @@ def plan_weights(graph: RefGraph, target: str, dtype: str, toolkit: str | None =
             cin, cout_g = w[0], w[1]
             size_cout = cout_g * int(op.attrs.get("group", 1))
             rows.conv(op, op.inputs[1], size_cout, cin, w[2], w[3], reads_input=False, shape=w)
-            _bias(rows, op, op.inputs[2] if len(op.inputs) > 2 else "", op.inputs[1], size_cout, depthwise=False)
+            _bias(
+                rows, op, op.inputs[2] if len(op.inputs) > 2 else "", op.inputs[1], size_cout, depthwise=False
+            )
         elif kind == "GlobalAveragePool":
             x = _dims(graph, op.inputs[0])
             if x is None or len(x) != 4:
@@ -456,7 +496,9 @@ def plan_weights(graph: RefGraph, target: str, dtype: str, toolkit: str | None =
                     rows.small(op, "empty_placeholder_0", 1, "FLOAT", "resize constant")
                     placeholder = True
                 for n in consts:
-                    rows.small(op, n, _const_len(graph, n) or 0, "FLOAT", "resize constant", rows.scales_bytes)
+                    rows.small(
+                        op, n, _const_len(graph, n) or 0, "FLOAT", "resize constant", rows.scales_bytes
+                    )
             else:
                 x, y = _dims(graph, op.inputs[0]), _dims(graph, op.outputs[0])
                 if x is None or y is None or len(x) != 4 or len(y) != 4 or y[2] % x[2]:
@@ -464,8 +506,9 @@ def plan_weights(graph: RefGraph, target: str, dtype: str, toolkit: str | None =
                     continue
                 s = y[2] // x[2]
                 name = f"{op.name}_2deconv_i1"
-                rows.depthwise(op, name, x[1], 2 * s, 2 * s, shape=(x[1], 1, 2 * s, 2 * s),
-                               component="added kernel")
+                rows.depthwise(
+                    op, name, x[1], 2 * s, 2 * s, shape=(x[1], 1, 2 * s, 2 * s), component="added kernel"
+                )
                 if rows.int8:
                     rows.bias(op, f"{name}_bias_0", x[1], depthwise=True, component="added bias")
         elif kind in ("Reshape", "Split"):
@@ -477,7 +520,9 @@ def plan_weights(graph: RefGraph, target: str, dtype: str, toolkit: str | None =
             out = _dims(graph, op.outputs[0])
             if out is not None and len(out) == 3:
                 sep = "_" if kind == "Concat" else "-"
-                rows.small(op, f"{op.name}_o0{sep}rs_i1", 4 if kind == "Concat" else 3, "INT64", "shape constant")
+                rows.small(
+                    op, f"{op.name}_o0{sep}rs_i1", 4 if kind == "Concat" else 3, "INT64", "shape constant"
+                )
         elif kind in ("LSTM", "GRU", "LayerNormalization", "MatMul"):
             skipped.append(op.name)
     dropped = _merged_reshape_shapes(graph, producer)
@@ -545,11 +590,15 @@ def _conv_rows(
         elif rows.int8:
             rows.bias(op, f"{x}_conv_i1_bias_0", cout, depthwise=False, component="added bias")
         return
-    rows.conv(op, op.inputs[1], cout, cin_g, kh, kw, reads_input=reads_input)
+    x = _dims(graph, op.inputs[0])
+    width = x[-1] if x is not None and len(x) == 4 else 0
+    rows.conv(op, op.inputs[1], cout, cin_g, kh, kw, reads_input=reads_input, input_width=width)
     _bias(rows, op, bias, op.inputs[1], cout, depthwise=False)
 
 
-def _concat_split(graph: RefGraph, op: Op, producer: dict[str, Op]) -> tuple[tuple[str, int], tuple[str, int]] | None:
+def _concat_split(
+    graph: RefGraph, op: Op, producer: dict[str, Op]
+) -> tuple[tuple[str, int], tuple[str, int]] | None:
     """(Resize input, its channels), (other input, its channels) of a Conv reading Concat(Resize, x)."""
     cat = producer.get(op.inputs[0])
     if cat is None or cat.op_type != "Concat" or len(cat.inputs) != 2 or cat.attrs.get("axis") != 1:
@@ -567,9 +616,56 @@ def _concat_split(graph: RefGraph, op: Op, producer: dict[str, Op]) -> tuple[tup
     return (r, rs[1]), (x, xs[1])
 
 
+def weights_frame_rows(plan: WeightPlan | None) -> list[dict[str, object]]:
+    """The `ref_rknn_weights` frame: one row per predicted const tensor, in the compiler's table order."""
+    if plan is None:
+        return []
+    return [
+        {
+            "name": r.name,
+            "component": r.component,
+            "op": r.op,
+            "shape": "(" + ",".join(str(d) for d in r.shape) + ")",
+            "dtype": r.dtype,
+            "size_bytes": r.size_bytes,
+            "stored_bytes": align_up(r.size_bytes, CONST_ALIGN),
+            "rule": r.rule,
+        }
+        for r in plan.rows
+    ]
+
+
+def weights_notes(plan: WeightPlan | None, target: str, dtype: str) -> list[str]:
+    """What the weight prediction leaves out, for the reference's notes."""
+    if plan is None:
+        return [f"RKNN weight memory: no learned const layout for {target} {dtype} (docs/reference.md)"]
+    notes = []
+    if plan.fixed_block is None:
+        notes.append(
+            f"RKNN weight memory: {target} prints a block beyond the const table that is not modelled "
+            f"(2.3-54.8 KiB in the corpus); rknn_weight_table_bytes is the table alone"
+        )
+    if plan.skipped:
+        notes.append(
+            "RKNN weight memory: the consts of "
+            + ", ".join(plan.skipped[:5])
+            + (" ..." if len(plan.skipped) > 5 else "")
+            + " are not modelled (recurrent, transformer and unshaped ops)"
+        )
+    return notes
+
+
 def iter_components(plan: WeightPlan) -> Iterator[tuple[str, int, int]]:
     """(component, rows, bytes rounded to CONST_ALIGN) in a stable order."""
-    order = ["kernel", "depthwise kernel", "bias", "added kernel", "added bias", "shape constant", "resize constant"]
+    order = [
+        "kernel",
+        "depthwise kernel",
+        "bias",
+        "added kernel",
+        "added bias",
+        "shape constant",
+        "resize constant",
+    ]
     counts: dict[str, int] = {}
     for r in plan.rows:
         counts[r.component] = counts.get(r.component, 0) + 1
