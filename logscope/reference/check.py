@@ -740,7 +740,7 @@ def _weight_layout_row(
     plan = ref.weights
     if plan is None:
         return _row(WEIGHT_LAYOUT_ITEM, logged, None, ref.notes[-1] if ref.notes else "", line)
-    predicted = plan.total
+    predicted = plan.total if plan.complete else None
     logged_parts: dict[str, int] = {}
     predicted_parts: dict[str, int] = {}
     for m in matches:
@@ -775,7 +775,8 @@ def _weight_layout_row(
     beyond = logged - table
     if plan.fixed_block is None:
         parts.append(
-            f"unexplained remainder {beyond:+,} B: {ref.rknn.options.target}'s block beyond the table is not modelled"
+            f"unexplained remainder {beyond:+,} B: {ref.rknn.options.target}'s block beyond the "
+            "table is not modelled"
         )
     else:
         parts.append(f"block beyond the table {beyond:,} B logged / {plan.fixed_block:,} predicted")

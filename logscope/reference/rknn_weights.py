@@ -48,6 +48,14 @@ CONCAT_SPLIT_SINCE = (2, 5, 0)
 GAP_KERNEL = 7
 
 
+#: Ops whose consts are modelled; Clip's bounds fold into the conv (no row in any corpus table). Any
+#: other op reading a constant (LSTM/GRU gates, LayerNormalization, MatMul, Add/Mul by a constant)
+#: makes the prediction incomplete (`WeightPlan.skipped`).
+_MODELLED = frozenset(
+    {"Conv", "Gemm", "ConvTranspose", "GlobalAveragePool", "Resize", "Reshape", "Split", "Clip"}
+)
+
+
 def align_up(value: int, alignment: int) -> int:
     return -(-value // alignment) * alignment
 
@@ -332,6 +340,11 @@ class WeightPlan:
         """The predicted `Total Weight Memory Size` (the table alone where the block is unknown)."""
         return self.table_bytes + (self.fixed_block or 0)
 
+    @property
+    def complete(self) -> bool:
+        """Whether `total` predicts the printed figure: every const modelled and the block known."""
+        return self.fixed_block is not None and not self.skipped
+
     def by_component(self) -> dict[str, int]:
         out: dict[str, int] = {}
         for r in self.rows:
@@ -460,9 +473,9 @@ def plan_weights(graph: RefGraph, target: str, dtype: str, toolkit: str | None =
             if w is None or len(w) != 2:
                 skipped.append(op.name)
                 continue
-            n, k = (w[0], w[1]) if op.attrs.get("transB") else (w[1], w[0])
-            rows.conv(op, op.inputs[1], n, k, 1, 1, reads_input=False)
-            _bias(rows, op, op.inputs[2] if len(op.inputs) > 2 else "", op.inputs[1], n, depthwise=False)
+            units, depth = (w[0], w[1]) if op.attrs.get("transB") else (w[1], w[0])
+            rows.conv(op, op.inputs[1], units, depth, 1, 1, reads_input=False)
+            _bias(rows, op, op.inputs[2] if len(op.inputs) > 2 else "", op.inputs[1], units, depthwise=False)
             src = producer.get(op.inputs[0])
             if src is not None and src.op_type == "Flatten":
                 rows.small(op, f"{op.name}_o0_mm_tp_rs_i1", 2, "INT64", "shape constant")
@@ -512,10 +525,10 @@ def plan_weights(graph: RefGraph, target: str, dtype: str, toolkit: str | None =
                 if rows.int8:
                     rows.bias(op, f"{name}_bias_0", x[1], depthwise=True, component="added bias")
         elif kind in ("Reshape", "Split"):
-            n = op.inputs[1] if len(op.inputs) > 1 else ""
-            count = _const_len(graph, n)
+            shape_name = op.inputs[1] if len(op.inputs) > 1 else ""
+            count = _const_len(graph, shape_name)
             if count:
-                rows.small(op, n, count, "INT64", "shape constant")
+                rows.small(op, shape_name, count, "INT64", "shape constant")
         if kind in ("Concat", "Split", "Transpose") and op.outputs:
             out = _dims(graph, op.outputs[0])
             if out is not None and len(out) == 3:
@@ -523,7 +536,7 @@ def plan_weights(graph: RefGraph, target: str, dtype: str, toolkit: str | None =
                 rows.small(
                     op, f"{op.name}_o0{sep}rs_i1", 4 if kind == "Concat" else 3, "INT64", "shape constant"
                 )
-        elif kind in ("LSTM", "GRU", "LayerNormalization", "MatMul"):
+        elif kind not in _MODELLED and graph.weights_of(op):
             skipped.append(op.name)
     dropped = _merged_reshape_shapes(graph, producer)
     kept = [r for r in rows.rows if not (r.component == "shape constant" and r.name in dropped)]
@@ -590,8 +603,8 @@ def _conv_rows(
         elif rows.int8:
             rows.bias(op, f"{x}_conv_i1_bias_0", cout, depthwise=False, component="added bias")
         return
-    x = _dims(graph, op.inputs[0])
-    width = x[-1] if x is not None and len(x) == 4 else 0
+    dims = _dims(graph, op.inputs[0])
+    width = dims[-1] if dims is not None and len(dims) == 4 else 0
     rows.conv(op, op.inputs[1], cout, cin_g, kh, kw, reads_input=reads_input, input_width=width)
     _bias(rows, op, bias, op.inputs[1], cout, depthwise=False)
 
@@ -650,7 +663,7 @@ def weights_notes(plan: WeightPlan | None, target: str, dtype: str) -> list[str]
             "RKNN weight memory: the consts of "
             + ", ".join(plan.skipped[:5])
             + (" ..." if len(plan.skipped) > 5 else "")
-            + " are not modelled (recurrent, transformer and unshaped ops)"
+            + " are not modelled (recurrent, transformer and unshaped ops): no weight total is predicted"
         )
     return notes
 

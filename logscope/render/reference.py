@@ -105,7 +105,8 @@ def _rknn_weight_lines(result: ReferenceResult) -> list[str]:
         head = human_bytes(t["rknn_weight_bytes"])
         block = f" + fixed block {plan.fixed_block:,} B" if plan.fixed_block else ""
     else:
-        head = f"{human_bytes(t['rknn_weight_table_bytes'])} + unknown block"
+        missing = "consts of unmodelled ops" if plan.skipped else "an unknown block"
+        head = f"{human_bytes(t['rknn_weight_table_bytes'])} + {missing}"
         block = ""
     return [f"  {'RKNN weight memory':<30} {head}  [{len(plan.rows)} const rows at 64 B: {parts}{block}]"]
 
