@@ -206,11 +206,10 @@ def analyze_model(
         "rknn_lower_bound_bytes": rknn.lower_bound,
         "rknn_greedy_bytes": rknn.greedy.total,
         "rknn_padding_bytes": sum(t.native_bytes - t.logical_bytes for t in rknn.tensors if not t.is_input),
-        # The predicted `Total Weight Memory Size` (None where the target's unlisted block is not known)
-        # and its const table alone (rows rounded to 64 B); docs/reference.md "Weight memory".
-        "rknn_weight_bytes": weights.total
-        if weights is not None and weights.fixed_block is not None
-        else None,
+        # The predicted `Total Weight Memory Size` (None where the target's block beyond the table or
+        # an op's consts are not modelled) and the predicted const table alone (rows rounded to 64 B);
+        # docs/reference.md "Weight memory".
+        "rknn_weight_bytes": weights.total if weights is not None and weights.complete else None,
         "rknn_weight_table_bytes": weights.table_bytes if weights is not None else None,
     }
     notes = list(graph.notes)

@@ -52,8 +52,28 @@ GAP_KERNEL = 7
 #: other op reading a constant (LSTM/GRU gates, LayerNormalization, MatMul, Add/Mul by a constant)
 #: makes the prediction incomplete (`WeightPlan.skipped`).
 _MODELLED = frozenset(
-    {"Conv", "Gemm", "ConvTranspose", "GlobalAveragePool", "Resize", "Reshape", "Split", "Clip"}
+    {
+        "Conv",
+        "Gemm",
+        "ConvTranspose",
+        "GlobalAveragePool",
+        "Resize",
+        "Reshape",
+        "Split",
+        "Clip",
+        "LayerNormalization",
+        "MatMul",
+    }
 )
+#: Elementwise ops whose scalar constant the compiler folds into the op before or after (GELU's
+#: Div by sqrt 2, Add 1, Mul 0.5 inside `ConvExGelu`; attention's scale, see `scalar_row`).
+_SCALAR_FOLDED = frozenset({"Add", "Sub", "Mul", "Div"})
+#: From this toolkit a MatMul with a constant operand and no bias gets an int8 `<kernel>_bias_0`
+#: (transformer `w34_bias_0` in 2.3.2 and 2.5.0, absent in 2.2.0 and 2.3.0).
+MATMUL_BIAS_SINCE = (2, 3, 2)
+#: Before this toolkit a rank-3 graph input is reshaped twice (transformer `input_rs_i1` and
+#: `input_rs#1_i1` in 2.2.0 and 2.3.0; only `input_rs#1_i1` from 2.3.2).
+INPUT_RESHAPE_ONCE_SINCE = (2, 3, 2)
 
 
 def align_up(value: int, alignment: int) -> int:
@@ -118,6 +138,14 @@ class WeightLayout:
     #: Cin rounding of the input conv when the input's width is a multiple of the first value (rk3576
     #: int8: 3 -> 8 at widths 64, 128, 160, 224, 320, 640; 3 -> 4 at 13, 56, 75).
     cin_input_wide: tuple[int, ChannelRound] | None = None
+    #: Bytes an element of LayerNormalization's scale takes (fp16 on most targets; transformer w1 (1,64,1,1)
+    #: 128 B on rk3588, 256 B on rv1106, rv1106b and rk2118); its bias is fp32 everywhere.
+    ln_scale_bytes: int = 2
+    #: LayerNormalization's channel rounding (rk3588 int8: tf_t100_d48_h3 `w2` (1,48,1,1) 256 B = 64 x 4).
+    ln_channels: ChannelRound = ChannelRound()
+    #: Whether the scalar a MatMul of two activations is multiplied by gets a row of its own (transformer
+    #: `c27` (1,1,1,1) on rk3566, rk3568, rv1103b, rv1106b, rk2118; folded on the others).
+    scalar_row: bool = False
 
 
 _R16 = ChannelRound(16)
@@ -134,6 +162,7 @@ _RK3588_INT8 = WeightLayout(
     dw_bias_bytes=8,
     float_const_bytes=256,
     fixed_block=2048,
+    ln_channels=ChannelRound(32),
     evidence="mobilenet_v1 w164 (1001,1024,1,1) 1,026,048 B = 1002 x 1024; dw_odd w21 (72,40,1,1) 3,456 = "
     "72 x 48; w1 (1,3,3,3) 144 = 16 x 9, w17 (1,40,3,3) 576 = 64 x 9, w25 (1,72,3,3) 720 = 80 x 9; "
     "w2 (32) 256 = 32 x 8; dw bias w8 (32) 512 = 64 x 8; total = table + 2,048 on every rk3588 build",
@@ -195,6 +224,7 @@ _RK3566_INT8 = WeightLayout(
     dw_bias_bytes=8,
     float_const_bytes=128,
     fixed_block=0,
+    scalar_row=True,
     evidence="dw_odd w5 (24,3,1,1) 192 B = 24 x 8, w13 (40,24,1,1) 1,280 = 40 x 32, w21 (72,40,1,1) 2,880 "
     "(as is), w37 (200,120,1,1) 25,600 = 200 x 128; w33 (1,120,5,5) 3,200 = 128 x 25; w2 (3) 256 = 32 x 8",
 )
@@ -210,6 +240,7 @@ _RK3566_FP16 = WeightLayout(
     dw_bias_bytes=4,
     float_const_bytes=64,
     fixed_block=0,
+    scalar_row=True,
     evidence="fpn_lite (48,108,1,1) 10,752 B = 48 x 112 x 2; dw (1,108,3,3) 2,016 = 112 x 9 x 2",
 )
 _RK3576_INT8 = WeightLayout(
@@ -255,6 +286,7 @@ _RV1106_INT8 = WeightLayout(
     float_const_bytes=128,
     fixed_block=0,
     scales_bytes_since=((2, 5, 0), 64),
+    ln_scale_bytes=4,
     evidence="dw_odd w1 (1,3,3,3) 320 B = 16 x 9 x 2 (rounded to 64), w17 (1,40,3,3) 896 = 48 x 9 x 2; "
     "w46 (10,200,1,1) 2,112 = 10 x 208 (rounded to 64); w2 (3) 192 = 32 x 6",
 )
@@ -270,6 +302,8 @@ _RV1106B_INT8 = WeightLayout(
     dw_bias_bytes=6,
     float_const_bytes=64,
     fixed_block=0,
+    scalar_row=True,
+    ln_scale_bytes=4,
     evidence="conv bias (64) 448 B = 64 x 7; dw (1,24,3,3) 432 (448 in the table) = 24 x 9 x 2",
 )
 _RK2118_FP16 = WeightLayout(
@@ -285,6 +319,8 @@ _RK2118_FP16 = WeightLayout(
     float_const_bytes=64,
     fixed_block=0,
     dw_factor_since=((2, 5, 0), 1),
+    scalar_row=True,
+    ln_scale_bytes=4,
     evidence="2.3.2 dw (1,32,3,3) 1,152 B = 32 x 9 x 2 x 2, 2.5.0 576 = 32 x 9 x 2; conv kernels at their "
     "logical size",
 )
@@ -464,6 +500,7 @@ def plan_weights(graph: RefGraph, target: str, dtype: str, toolkit: str | None =
     graph_inputs = set(graph.inputs)
     skipped: list[str] = []
     placeholder = False
+    handled: set[str] = set()  # ops whose constant another op's rows took (a MatMul's bias Add)
     for op in graph.ops:
         kind = op.op_type
         if kind == "Conv":
@@ -529,20 +566,97 @@ def plan_weights(graph: RefGraph, target: str, dtype: str, toolkit: str | None =
             count = _const_len(graph, shape_name)
             if count:
                 rows.small(op, shape_name, count, "INT64", "shape constant")
-        if kind in ("Concat", "Split", "Transpose") and op.outputs:
-            out = _dims(graph, op.outputs[0])
-            if out is not None and len(out) == 3:
-                sep = "_" if kind == "Concat" else "-"
-                rows.small(
-                    op, f"{op.name}_o0{sep}rs_i1", 4 if kind == "Concat" else 3, "INT64", "shape constant"
-                )
+        elif kind == "LayerNormalization":
+            _layer_norm_rows(graph, op, rows)
+        elif kind == "MatMul":
+            handled.update(_matmul_rows(graph, op, rows, toolkit))
+        if op.outputs and _dims(graph, op.outputs[0]) is not None:
+            out = _dims(graph, op.outputs[0]) or ()
+            if len(out) == 3 and op.outputs[0] in graph.outputs:
+                # A rank-3 graph output is reshaped back from the NPU's 4-D layout (yolo `Split62_o0-rs_i1`,
+                # `Transpose64_o0-rs_i1`; transformer `Add54_o0-rs_i1`; lstm `MatMul8_o0_mm_tp_rs_i1`).
+                name = f"{op.name}_o0_mm_tp_rs_i1" if kind == "MatMul" else f"{op.name}_o0-rs_i1"
+                rows.small(op, name, 3, "INT64", "shape constant")
+            elif len(out) == 3 and kind == "Concat":
+                rows.small(op, f"{op.name}_o0_rs_i1", 4, "INT64", "shape constant")
+        if op.name in handled:
+            continue
+        if kind in _SCALAR_FOLDED:
+            consts = [t for _, t in graph.weights_of(op)]
+            if consts and all((t.numel or 0) == 1 for t in consts):
+                if layout.scalar_row and _scales_attention(graph, op, producer):
+                    for t in consts:
+                        # printed (1,1,1,1) FLOAT: 64 B in int8 builds, 32 B in fp16 (one 64-B slot)
+                        rows.rows.append(
+                            ConstRow(
+                                t.name,
+                                "scalar constant",
+                                op.name,
+                                (1, 1, 1, 1),
+                                "FLOAT",
+                                64 if rows.int8 else 32,
+                                "one slot",
+                            )
+                        )
+                continue
+            if consts:
+                skipped.append(op.name)
         elif kind not in _MODELLED and graph.weights_of(op):
             skipped.append(op.name)
+    for name in graph.inputs:
+        shape = graph.inputs[name]
+        if len(shape) == 3:
+            first = graph.ops[0] if graph.ops else None
+            if first is not None:
+                if not _since(toolkit, INPUT_RESHAPE_ONCE_SINCE):
+                    rows.small(first, f"{name}_rs_i1", 4, "INT64", "shape constant")
+                rows.small(first, f"{name}_rs#1_i1", 4, "INT64", "shape constant")
     dropped = _merged_reshape_shapes(graph, producer)
     kept = [r for r in rows.rows if not (r.component == "shape constant" and r.name in dropped)]
     rows.rows = kept
     table = sum(align_up(r.size_bytes, CONST_ALIGN) for r in rows.rows)
     return WeightPlan(target, dtype, tuple(rows.rows), table, layout.fixed_block, tuple(skipped))
+
+
+def _layer_norm_rows(graph: RefGraph, op: Op, rows: _Rows) -> None:
+    """LayerNormalization's scale and bias, printed (1, D, 1, 1) (transformer `w1` FLOAT16, `w2` FLOAT)."""
+    for index, dtype, per in ((1, "FLOAT16", rows.layout.ln_scale_bytes), (2, "FLOAT", 4)):
+        name = op.inputs[index] if len(op.inputs) > index else ""
+        count = _const_len(graph, name)
+        if count:
+            stored = rows.layout.ln_channels(count)
+            rule = f"C {count}->{stored} x {per} B"
+            shape = (1, count, 1, 1)
+            rows.rows.append(ConstRow(name, "norm constant", op.name, shape, dtype, stored * per, rule))
+
+
+def _matmul_rows(graph: RefGraph, op: Op, rows: _Rows, toolkit: str | None) -> set[str]:
+    """A MatMul by a constant (K, N) runs as a 1 x 1 conv: kernel (N, K, 1, 1); an Add of a constant
+    vector of N right after it is the conv's bias (transformer `w18` + `w20`). Returns the Add consumed."""
+    w = _dims(graph, op.inputs[1]) if len(op.inputs) > 1 else None
+    if w is None or len(w) != 2 or graph.tensors[op.inputs[1]].role != "weight":
+        return set()
+    depth, units = w
+    rows.conv(op, op.inputs[1], units, depth, 1, 1, reads_input=False)
+    users = graph.tensors[op.outputs[0]].consumers
+    if len(users) == 1:
+        add = graph.ops[users[0]]
+        consts = [t for _, t in graph.weights_of(add)]
+        if add.op_type == "Add" and len(consts) == 1 and consts[0].shape == (units,):
+            rows.bias(add, consts[0].name, units, depthwise=False)
+            return {add.name}
+    if rows.int8 and _since(toolkit, MATMUL_BIAS_SINCE):
+        rows.bias(op, f"{op.inputs[1]}_bias_0", units, depthwise=False, component="added bias")
+    return set()
+
+
+def _scales_attention(graph: RefGraph, op: Op, producer: dict[str, Op]) -> bool:
+    """Whether an elementwise op scales the product of two activations (attention's Q K^T)."""
+    for name in op.inputs:
+        src = producer.get(name)
+        if src is not None and src.op_type == "MatMul":
+            return all(graph.tensors[n].role != "weight" for n in src.inputs)
+    return False
 
 
 def _merged_reshape_shapes(graph: RefGraph, producer: dict[str, Op]) -> set[str]:
