@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT / "tools" / "corpus"))
 import rknn_models  # noqa: E402
 import rknn_weight_accuracy  # noqa: E402
 
-BUILDS = json.loads((CORPUS / "manifest.json").read_text())["builds"]
+BUILDS = json.loads((CORPUS / "manifest.json").read_text())["builds"]  # the main corpus
 
 
 def _model(nodes, inputs, inits, outputs, opset=13):
@@ -175,11 +175,28 @@ def test_unknown_layouts_and_unmodelled_ops_predict_no_total():
     assert plan_weights(build_graph(mobilenet_v1(), {}), "rk1808", "int8") is None
     block_unknown = plan_weights(build_graph(mobilenet_v1(), {}), "rk3576", "int8")
     assert block_unknown is not None and not block_unknown.complete
-    plan = plan_weights(build_graph(rknn_models.build("transformer", "zeros"), {}), "rk3588", "int8")
-    assert plan is not None and plan.skipped and not plan.complete
-    ref = analyze_model(rknn_models.build("transformer", "zeros"), ReferenceOptions(target="rk3588"))
+    lstm = rknn_models.build("lstm", "zeros")
+    plan = plan_weights(build_graph(lstm, {}), "rk3588", "int8")
+    assert plan is not None and plan.skipped == ("LSTM4",) and not plan.complete
+    ref = analyze_model(lstm, ReferenceOptions(target="rk3588"))
     assert ref.totals["rknn_weight_bytes"] is None and ref.totals["rknn_weight_table_bytes"] is not None
     assert any("no weight total is predicted" in n for n in ref.notes)
+
+
+def test_transformer_consts():
+    """transformer (T 49, D 64) on rk3588 int8, 2.5.0: LayerNorm `w1` FLOAT16 (1,64,1,1) 128 B and `w2`
+    FLOAT 256 B; MatMul `w18` (64,64) as a (64,64,1,1) conv with its Add's `w20` as bias; `w34` (no Add)
+    gets `w34_bias_0` from 2.3.2 on; the attention scale `c27` is folded on rk3588, a row on rk3566."""
+    model = rknn_models.build("transformer", "zeros")
+    plan, rows = _rows(model, "rk3588", "int8", "2.5.0")
+    assert plan.complete and plan.total == 56_960  # the log's Total Weight Memory Size: 55.625KB
+    assert (rows["w1"].size_bytes, rows["w2"].size_bytes) == (128, 256)
+    assert rows["w18"].shape == (64, 64, 1, 1) and rows["w20"].component == "bias"
+    assert "w34_bias_0" in rows and "c27" not in rows
+    _, old = _rows(model, "rk3588", "int8", "2.3.0")
+    assert "w34_bias_0" not in old and "input_rs_i1" in old
+    _, rk3566 = _rows(model, "rk3566", "int8", "2.5.0")
+    assert rk3566["c27"].component == "scalar constant"
 
 
 def test_fixture_09_toolkit_1_5_2_is_predicted_to_the_byte():
@@ -234,47 +251,79 @@ def test_check_states_the_unmodelled_block_as_the_remainder(tmp_path):
 
 # --- the corpus -----------------------------------------------------------------------------------------
 
-# target -> (builds, within 0.5 %, exact) of rknn_weight_accuracy.per_target; rk3576 and rv1126b are
-# measured on the const table alone (their block beyond it is not modelled).
-FITTED = {
-    "rk2118": (18, 18, 18),
-    "rk3562": (80, 80, 80),
-    "rk3566": (80, 80, 80),
-    "rk3568": (40, 40, 40),
-    "rk3576": (80, 5, 0),
-    "rk3588": (80, 80, 80),
-    "rv1103": (20, 20, 20),
-    "rv1103b": (20, 20, 20),
-    "rv1106": (40, 40, 40),
-    "rv1106b": (20, 20, 20),
-    "rv1126b": (20, 2, 0),
-}
-HELD_OUT = {
-    "rk2118": (4, 4, 4),
-    "rk3562": (12, 12, 12),
-    "rk3566": (12, 12, 10),
-    "rk3568": (8, 8, 6),
-    "rk3576": (12, 0, 0),
-    "rk3588": (12, 12, 10),
-    "rv1103": (4, 4, 4),
-    "rv1103b": (4, 4, 4),
-    "rv1106": (6, 6, 6),
-    "rv1106b": (4, 4, 4),
-    "rv1126b": (4, 0, 0),
+# group -> target -> (builds, within 0.5 %, exact) of rknn_weight_accuracy.per_target; rk3576 and
+# rv1126b are measured on the const table alone (their block beyond it is not modelled).
+_NO_BLOCK = {"rk3576", "rv1126b"}
+EXPECTED = {
+    "cnn": {
+        "rk2118": (18, 18, 18),
+        "rk3562": (80, 80, 80),
+        "rk3566": (80, 80, 80),
+        "rk3568": (40, 40, 40),
+        "rk3576": (80, 5, 0),
+        "rk3588": (80, 80, 80),
+        "rv1103": (20, 20, 20),
+        "rv1103b": (20, 20, 20),
+        "rv1106": (40, 40, 40),
+        "rv1106b": (20, 20, 20),
+        "rv1126b": (20, 2, 0),
+    },
+    "cnn-held-out": {
+        "rk2118": (4, 4, 4),
+        "rk3562": (12, 12, 12),
+        "rk3566": (12, 12, 10),
+        "rk3568": (8, 8, 6),
+        "rk3576": (12, 0, 0),
+        "rk3588": (12, 12, 10),
+        "rv1103": (4, 4, 4),
+        "rv1103b": (4, 4, 4),
+        "rv1106": (6, 6, 6),
+        "rv1106b": (4, 4, 4),
+        "rv1126b": (4, 0, 0),
+    },
+    "transformer": {
+        "rk2118": (2, 2, 2),
+        "rk3562": (8, 8, 8),
+        "rk3566": (8, 8, 8),
+        "rk3568": (4, 4, 4),
+        "rk3576": (8, 0, 0),
+        "rk3588": (8, 8, 8),
+        "rv1103": (2, 2, 2),
+        "rv1103b": (2, 2, 2),
+        "rv1106": (4, 4, 4),
+        "rv1106b": (2, 2, 2),
+        "rv1126b": (2, 0, 0),
+    },
+    "transformer-held-out": {
+        "rk2118": (16, 16, 16),
+        "rk3562": (32, 32, 32),
+        "rk3566": (32, 32, 32),
+        "rk3568": (32, 32, 32),
+        "rk3576": (32, 0, 0),
+        "rk3588": (160, 160, 160),
+        "rv1103": (16, 16, 16),
+        "rv1103b": (16, 16, 16),
+        "rv1106": (16, 16, 16),
+        "rv1106b": (16, 16, 16),
+        "rv1126b": (16, 0, 0),
+    },
 }
 
 
 @pytest.fixture(scope="module")
 def outcomes():
-    return rknn_weight_accuracy.measure(BUILDS)
+    return rknn_weight_accuracy.measure()
 
 
-def test_corpus_counts_per_target(outcomes):
-    fitted = [o for o in outcomes if o.cnn and o.model not in rknn_weight_accuracy.HELD_OUT]
-    held = [o for o in outcomes if o.model in rknn_weight_accuracy.HELD_OUT]
-    assert rknn_weight_accuracy.per_target(fitted) == FITTED
-    assert rknn_weight_accuracy.per_target(held) == HELD_OUT
-    assert not any(o.predicted is not None for o in outcomes if not o.cnn)  # not modelled: no figure
+@pytest.mark.parametrize("group", sorted(EXPECTED))
+def test_corpus_counts_per_target(outcomes, group):
+    measured = rknn_weight_accuracy.per_target([o for o in outcomes if o.group == group])
+    assert measured == EXPECTED[group]
+
+
+def test_recurrent_builds_get_no_weight_prediction(outcomes):
+    recurrent = [o for o in outcomes if o.group == "recurrent"]
+    assert len(recurrent) == 574 and all(o.predicted is None for o in recurrent)
 
 
 def test_the_generated_weight_section_is_current(outcomes):
@@ -299,9 +348,7 @@ def test_every_2_5_0_cnn_const_row_is_sized_as_logged():
             continue
         if b["dtype"] != "int8" and not fp16_sample:
             continue
-        if b["model"] in rknn_weight_accuracy.NOT_MODELLED:
-            continue
-        if b["model"] not in rknn_models.MODELS:
+        if b["model"] in ("lstm", "gru", "transformer"):  # transformer shape rows are renamed
             continue
         if b["model"] not in graphs:
             graphs[b["model"]] = build_graph(rknn_models.build(b["model"], "zeros"), {})

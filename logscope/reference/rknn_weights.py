@@ -770,7 +770,7 @@ def weights_notes(plan: WeightPlan | None, target: str, dtype: str) -> list[str]
     if plan.fixed_block is None:
         notes.append(
             f"RKNN weight memory: {target} prints a block beyond the const table that is not modelled "
-            f"(2.3-54.8 KiB in the corpus); rknn_weight_table_bytes is the table alone"
+            f"(2.3-57.3 KiB in the corpus); rknn_weight_table_bytes is the table alone"
         )
     if plan.skipped:
         notes.append(
