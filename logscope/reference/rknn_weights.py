@@ -24,8 +24,12 @@ Sizes do not depend on the toolkit version; which rows exist does (the rewrites)
   (`<op>_2deconv_i1`); from 2.5.0 Concat(Resize r, x) -> Conv splits the kernel by input channels
   (`<r>_conv_i1`, `<x>_conv_i1`); a depthwise conv on the graph input gets a 1 x 1 `Pre_weightinput`.
 - Small constants: int64 shapes of Reshape / Split (8 B an element), the Resize scales and its
-  `empty_placeholder_0` (fp32, rounded to `float_const_bytes`), and one int64 shape row per rank-3
-  Concat (4 elements), Split and Transpose (3 elements) output.
+  `empty_placeholder_0` (fp32, rounded to `float_const_bytes`), one int64 shape row per rank-3 graph
+  input (4 elements) and output (3), and per rank-3 Concat (4).
+- Transformer blocks: LayerNormalization's scale (FLOAT16) and bias (FLOAT) as (1, D, 1, 1); a MatMul by
+  a constant as a 1 x 1 conv whose bias is the Add after it; scalar constants folded, but the attention
+  scale's row on some targets.
+- LSTM and GRU consts are not modelled: such a plan lists the op in `skipped` and predicts no total.
 """
 
 from __future__ import annotations
