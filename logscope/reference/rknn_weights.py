@@ -67,6 +67,9 @@ _MODELLED = frozenset(
         "Clip",
         "LayerNormalization",
         "MatMul",
+        "LSTM",
+        "GRU",
+        "Squeeze",
     }
 )
 #: Elementwise ops whose scalar constant the compiler folds into the op before or after (GELU's
@@ -145,6 +148,13 @@ class WeightLayout:
     #: Bytes an element of LayerNormalization's scale takes (fp16 on most targets; transformer w1 (1,64,1,1)
     #: 128 B on rk3588, 256 B on rv1106, rv1106b and rk2118); its bias is fp32 everywhere.
     ln_scale_bytes: int = 2
+    #: Rounding of an LSTM/GRU gate's H channels on the NPU (lstm_s12_f20_h40_k6 `w2` (48,40,1,1) on
+    #: rk3562 int8: 4 gates x 48 x 48 B; GRU runs in fp16 and takes the fp16 layout's).
+    gate: ChannelRound = ChannelRound()
+    #: Bytes the printed total holds beyond the table and the block for a model with an LSTM, on the
+    #: NPU (lstm, lstm_s12_f20_h40_k6, lstm_s32_f16_h128_k24, every toolkit: rk3562 384, rk3566/rk3568
+    #: 320, rk3588 512 on top of its 2,048; none on rv1103/rv1106/rv1103b/rv1106b/rk2118).
+    lstm_block: int = 0
     #: LayerNormalization's channel rounding (rk3588 int8: tf_t100_d48_h3 `w2` (1,48,1,1) 256 B = 64 x 4).
     ln_channels: ChannelRound = ChannelRound()
     #: Whether the scalar a MatMul of two activations is multiplied by gets a row of its own (transformer
@@ -167,6 +177,8 @@ _RK3588_INT8 = WeightLayout(
     float_const_bytes=256,
     fixed_block=2048,
     ln_channels=ChannelRound(32),
+    gate=ChannelRound(32),
+    lstm_block=512,
     evidence="mobilenet_v1 w164 (1001,1024,1,1) 1,026,048 B = 1002 x 1024; dw_odd w21 (72,40,1,1) 3,456 = "
     "72 x 48; w1 (1,3,3,3) 144 = 16 x 9, w17 (1,40,3,3) 576 = 64 x 9, w25 (1,72,3,3) 720 = 80 x 9; "
     "w2 (32) 256 = 32 x 8; dw bias w8 (32) 512 = 64 x 8; total = table + 2,048 on every rk3588 build",
@@ -183,6 +195,8 @@ _RK3588_FP16 = WeightLayout(
     dw_bias_bytes=4,
     float_const_bytes=128,
     fixed_block=2048,
+    gate=ChannelRound(16),
+    lstm_block=512,
     evidence="unet_128 w1 (16,3,3,3) 2,304 B = 16 x 8 x 9 x 2; dw_odd w37 (200,120,1,1) 51,200 = 200 x 128 "
     "x 2, w21 (72,40,1,1) 5,760 = 72 x 40 x 2; w33 (1,120,5,5) 6,400 = 128 x 25 x 2; dw bias (3) 128",
 )
@@ -198,6 +212,8 @@ _RK3562_INT8 = WeightLayout(
     dw_bias_bytes=6,
     float_const_bytes=128,
     fixed_block=0,
+    gate=ChannelRound(16),
+    lstm_block=384,
     evidence="chain_75 w1 (16,3,3,3) 576 B = 16 x 4 x 9; dw_odd w5 (24,3,1,1) 384 = 24 x 16, w21 (72,40,1,1) "
     "3,456 = 72 x 48; w25 (1,72,3,3) 1,728 = 96 x 9 x 2; w2 (3) 192 = 32 x 6; w14 (40) 384 = 48 x 8",
 )
@@ -213,6 +229,7 @@ _RK3562_FP16 = WeightLayout(
     dw_bias_bytes=4,
     float_const_bytes=64,
     fixed_block=0,
+    lstm_block=384,
     evidence="chain_75 w1 (16,3,3,3) 1,152 B = 16 x 4 x 9 x 2; dw_odd w37 (200,120,1,1) 51,200 = 200 x 128 x "
     "2; GlobalAveragePool45_2conv0_i1 (1,200,5,5) 10,400 = 208 x 25 x 2",
 )
@@ -229,6 +246,8 @@ _RK3566_INT8 = WeightLayout(
     float_const_bytes=128,
     fixed_block=0,
     scalar_row=True,
+    gate=ChannelRound(16),
+    lstm_block=320,
     evidence="dw_odd w5 (24,3,1,1) 192 B = 24 x 8, w13 (40,24,1,1) 1,280 = 40 x 32, w21 (72,40,1,1) 2,880 "
     "(as is), w37 (200,120,1,1) 25,600 = 200 x 128; w33 (1,120,5,5) 3,200 = 128 x 25; w2 (3) 256 = 32 x 8",
 )
@@ -245,6 +264,7 @@ _RK3566_FP16 = WeightLayout(
     float_const_bytes=64,
     fixed_block=0,
     scalar_row=True,
+    lstm_block=320,
     evidence="fpn_lite (48,108,1,1) 10,752 B = 48 x 112 x 2; dw (1,108,3,3) 2,016 = 112 x 9 x 2",
 )
 _RK3576_INT8 = WeightLayout(
@@ -260,6 +280,7 @@ _RK3576_INT8 = WeightLayout(
     float_const_bytes=256,
     fixed_block=None,
     cin_input_wide=(32, ChannelRound(8)),
+    gate=ChannelRound(32),
     evidence="chain_75 w1 (16,3,3,3) 576 B = 16 x 4 x 9; dw (1,3,3,3) 288 = 16 x 9 x 2; dw bias (3) 384 = "
     "64 x 6; the printed total holds 2.3-54.8 KiB more than the table, varying by model and version",
 )
@@ -275,6 +296,7 @@ _RK3576_FP16 = WeightLayout(
     dw_bias_bytes=4,
     float_const_bytes=128,
     fixed_block=None,
+    gate=ChannelRound(16),
     evidence="as rk3576 int8 for the block; dw (1,C,k,k) C rounded to 8; dw bias 32 channels x 4 B",
 )
 _RV1106_INT8 = WeightLayout(
@@ -291,6 +313,7 @@ _RV1106_INT8 = WeightLayout(
     fixed_block=0,
     scales_bytes_since=((2, 5, 0), 64),
     ln_scale_bytes=4,
+    gate=ChannelRound(16),
     evidence="dw_odd w1 (1,3,3,3) 320 B = 16 x 9 x 2 (rounded to 64), w17 (1,40,3,3) 896 = 48 x 9 x 2; "
     "w46 (10,200,1,1) 2,112 = 10 x 208 (rounded to 64); w2 (3) 192 = 32 x 6",
 )
@@ -574,6 +597,8 @@ def plan_weights(graph: RefGraph, target: str, dtype: str, toolkit: str | None =
             _layer_norm_rows(graph, op, rows)
         elif kind == "MatMul":
             handled.update(_matmul_rows(graph, op, rows, toolkit))
+        elif kind in ("LSTM", "GRU") and not _recurrent_rows(graph, op, rows, target, toolkit):
+            skipped.append(op.name)
         if op.outputs and _dims(graph, op.outputs[0]) is not None:
             out = _dims(graph, op.outputs[0]) or ()
             if len(out) == 3 and op.outputs[0] in graph.outputs:
@@ -586,10 +611,10 @@ def plan_weights(graph: RefGraph, target: str, dtype: str, toolkit: str | None =
         if op.name in handled:
             continue
         if kind in _SCALAR_FOLDED:
-            consts = [t for _, t in graph.weights_of(op)]
-            if consts and all((t.numel or 0) == 1 for t in consts):
+            scalars = [t for _, t in graph.weights_of(op)]
+            if scalars and all((t.numel or 0) == 1 for t in scalars):
                 if layout.scalar_row and _scales_attention(graph, op, producer):
-                    for t in consts:
+                    for t in scalars:
                         # printed (1,1,1,1) FLOAT: 64 B in int8 builds, 32 B in fp16 (one 64-B slot)
                         rows.rows.append(
                             ConstRow(
@@ -603,13 +628,15 @@ def plan_weights(graph: RefGraph, target: str, dtype: str, toolkit: str | None =
                             )
                         )
                 continue
-            if consts:
+            if scalars:
                 skipped.append(op.name)
         elif kind not in _MODELLED and graph.weights_of(op):
             skipped.append(op.name)
     for name in graph.inputs:
         shape = graph.inputs[name]
-        if len(shape) == 3:
+        readers = [graph.ops[i] for i in graph.tensors[name].consumers] if name in graph.tensors else []
+        # a sequence input read by an LSTM/GRU is not reshaped (no `input_rs` row in any recurrent log)
+        if len(shape) == 3 and readers and all(r.op_type not in ("LSTM", "GRU") for r in readers):
             first = graph.ops[0] if graph.ops else None
             if first is not None:
                 if not _since(toolkit, INPUT_RESHAPE_ONCE_SINCE):
@@ -619,7 +646,166 @@ def plan_weights(graph: RefGraph, target: str, dtype: str, toolkit: str | None =
     kept = [r for r in rows.rows if not (r.component == "shape constant" and r.name in dropped)]
     rows.rows = kept
     table = sum(align_up(r.size_bytes, CONST_ALIGN) for r in rows.rows)
-    return WeightPlan(target, dtype, tuple(rows.rows), table, layout.fixed_block, tuple(skipped))
+    block = layout.fixed_block
+    if block is not None and any(op.op_type == "LSTM" for op in graph.ops):
+        block += layout.lstm_block
+    return WeightPlan(target, dtype, tuple(rows.rows), table, block, tuple(skipped))
+
+
+#: Where LSTM/GRU gate weights stay fp32 consts for the CPU, and how many times their fp32 size the
+#: table lists: (kind, target) -> [(from toolkit, factor or None = on the NPU)], the last entry whose
+#: version is reached applies. gru_s10_f24_h56_k12 `w1` (1,168,24): 16,128 B (fp32) on rv1106 2.5.0,
+#: 258,048 (x 16) in 2.3.2, 129,024 (x 8) on rv1106b 2.3.2; rk3576 2.2.0 x 1, 2.3.0 / 2.3.2 x 16,
+#: 2.5.0 on the NPU; lstm on rv1103b / rv1106b x 8 in 2.3.2, x 1 in 2.5.0.
+RECURRENT_CPU: dict[tuple[str, str], tuple[tuple[tuple[int, ...], int | None], ...]] = {
+    **{("GRU", t): (((0,), 16), ((2, 5, 0), 1)) for t in ("rv1103", "rv1106")},
+    **{("GRU", t): (((0,), 8), ((2, 5, 0), 1)) for t in ("rv1103b", "rv1106b")},
+    **{("LSTM", t): (((0,), 8), ((2, 5, 0), 1)) for t in ("rv1103b", "rv1106b")},
+    ("GRU", "rk3576"): (((0,), 1), ((2, 3, 0), 16), ((2, 5, 0), None)),
+    ("GRU", "rk2118"): (((0,), 8), ((2, 5, 0), None)),
+}
+#: The recurrent rules hold from this toolkit; 2.2.0 and 2.3.0 round the gates differently (rk3588
+#: fp16 gru `w1` 5,760 B = 3 x 24 x 40 x 2, unrounded) and are not modelled.
+RECURRENT_SINCE = (2, 3, 2)
+#: From this toolkit the rows a Squeeze of the recurrent output needs are gone (`Squeeze6_o0_rs_i1` (4)
+#: in 2.3.2, absent in 2.5.0; the LSTM's `input_proj` rows are named after the LSTM instead).
+SQUEEZE_ROW_UNTIL = (2, 5, 0)
+#: rk3588 from 2.5.0 rounds a GRU's recurrent kernel as 3H at once (gru_s10_f24_h56_k12 `w2` printed
+#: (176,56,1,1), 22,528 B = 176 x 64 x 2), per gate before and on the other targets.
+GRU_WHOLE_3H = {"rk3588": (2, 5, 0)}
+
+
+def _recurrent_cpu(kind: str, target: str, toolkit: str | None) -> int | None:
+    factor: int | None = None
+    for since, value in RECURRENT_CPU.get((kind, target), ()):
+        if _since(toolkit, since):
+            factor = value
+    return factor
+
+
+def _recurrent_rows(
+    graph: RefGraph,
+    op: Op,
+    rows: _Rows,
+    target: str,
+    toolkit: str | None,
+) -> bool:
+    """An LSTM's or GRU's gate weights W (1,G H,F), R (1,G H,H) and bias B (1,2 G H), G = 4 / 3."""
+    names = [op.inputs[i] if len(op.inputs) > i else "" for i in (1, 2, 3)]
+    shapes = [_dims(graph, n) for n in names]
+    w, r = shapes[0], shapes[1]
+    if w is None or r is None or len(w) != 3 or len(r) != 3 or w[0] != 1:
+        return False
+    if not _since(toolkit, RECURRENT_SINCE):
+        return False
+    gates = 4 if op.op_type == "LSTM" else 3
+    hidden, features = r[2], w[2]
+    cpu = _recurrent_cpu(op.op_type, target, toolkit)
+    if cpu is not None:
+        for name, shape in zip(names, shapes, strict=True):
+            if name and shape is not None:
+                count = math.prod(shape)
+                rows.rows.append(
+                    ConstRow(
+                        name,
+                        "recurrent constant",
+                        op.name,
+                        shape,
+                        "FLOAT",
+                        count * 4 * cpu,
+                        f"fp32 for the CPU x {cpu}",
+                    )
+                )
+    else:
+        # GRU runs in fp16 on the NPU in int8 builds too (gru `w1` FLOAT16 on rk3588 int8).
+        lay = rows.layout if op.op_type == "LSTM" else weight_layout(target, "fp16")
+        if lay is None:
+            return False
+        int8 = op.op_type == "LSTM" and rows.int8
+        elt, kdt = (1, "INT8") if int8 else (2, "FLOAT16")
+        hr = lay.gate(hidden)
+        rows.rows.append(
+            ConstRow(
+                names[0],
+                "recurrent kernel",
+                op.name,
+                (hr, features, 1, 1),
+                kdt,
+                gates * hr * lay.cin(features) * elt,
+                f"{gates} gates x H {hidden}->{hr} x Cin {features}->{lay.cin(features)}",
+            )
+        )
+        whole = GRU_WHOLE_3H.get(target)
+        if op.op_type == "GRU" and whole is not None and _since(toolkit, whole):
+            outs = ChannelRound(16)(gates * hidden)
+            size, shape, rule = (
+                outs * lay.cin(hidden) * elt,
+                (outs, hidden, 1, 1),
+                f"3H {gates * hidden}->{outs}",
+            )
+        else:
+            size, shape, rule = (
+                gates * hr * lay.cin(hidden) * elt,
+                (hr, hidden, 1, 1),
+                f"{gates} gates x H {hidden}->{hr}",
+            )
+        rows.rows.append(
+            ConstRow(
+                names[1],
+                "recurrent kernel",
+                op.name,
+                shape,
+                kdt,
+                size,
+                rule + f" x Cin {hidden}->{lay.cin(hidden)}",
+            )
+        )
+        if names[2]:
+            per = 8 if int8 else 4
+            rows.rows.append(
+                ConstRow(
+                    names[2],
+                    "recurrent bias",
+                    op.name,
+                    (2 * gates * hidden,),
+                    "INT32" if int8 else "FLOAT",
+                    2 * gates * hr * per,
+                    f"{2 * gates} x H {hidden}->{hr} x {per} B",
+                )
+            )
+    consumers = [graph.ops[i] for i in graph.tensors[op.outputs[0]].consumers] if op.outputs else []
+    squeeze = next((c for c in consumers if c.op_type == "Squeeze"), None)
+    old = not _since(toolkit, SQUEEZE_ROW_UNTIL)
+    if op.op_type == "LSTM":
+        # The projection the compiler puts after an LSTM (lstm `LSTM4_o0_input_proj` (64,64,1,1) 16,384 B
+        # and `_input_projB` (1,64)); FLOAT where the LSTM runs on the CPU.
+        stem = f"{squeeze.name}_o0" if old and squeeze is not None else f"{op.name}_o0"
+        pdt = "FLOAT" if cpu is not None else "FLOAT16"
+        rows.rows.append(
+            ConstRow(
+                f"{stem}_input_proj",
+                "added kernel",
+                op.name,
+                (hidden, hidden, 1, 1),
+                pdt,
+                hidden * hidden * 4,
+                "H x H x 4 B",
+            )
+        )
+        rows.rows.append(
+            ConstRow(
+                f"{stem}_input_projB",
+                "added bias",
+                op.name,
+                (1, hidden),
+                pdt,
+                hidden * 4 * (cpu or 1),
+                "H x 4 B",
+            )
+        )
+    if old and squeeze is not None:
+        rows.small(squeeze, f"{squeeze.name}_o0_rs_i1", 4, "INT64", "shape constant")
+    return True
 
 
 def _layer_norm_rows(graph: RefGraph, op: Op, rows: _Rows) -> None:
