@@ -678,8 +678,8 @@ PRINTED_ROUNDING = 6
 
 def weight_row_matches(const: pd.DataFrame, plan: WeightPlan | None) -> list[dict[str, Any]]:
     """The log's const rows against the predicted ones: by name, else (a model whose names the converter
-    changed, such as a TensorFlow export) by printed shape in table order. A predicted row the log lacks
-    gets a row with no line."""
+    changed, such as a TensorFlow export) by printed shape in table order, else an int64 row by any
+    unmatched shape constant. A predicted row the log lacks gets a row with no line."""
     if plan is None:
         return []
     by_name = {r.name: r for r in plan.rows}
@@ -696,6 +696,10 @@ def weight_row_matches(const: pd.DataFrame, plan: WeightPlan | None) -> list[dic
     for r in pending:
         shape = parse_shape(r.orig_shape)
         hit = next((p for p in plan.rows if p.name not in used and p.shape == shape), None)
+        if hit is None and str(r.dtype).upper() == "INT64":
+            # the compiler renames (and may widen) reshape shapes by version: `c32` (3) of the model is
+            # `Reshape33_o0_rs_i1_sw` (4) in a 2.5.0 transformer log; any unmatched shape row will do
+            hit = next((p for p in plan.rows if p.name not in used and p.component == "shape constant"), None)
         if hit is not None:
             used.add(hit.name)
         rows.append(_weight_match(r, hit))

@@ -29,7 +29,9 @@ Sizes do not depend on the toolkit version; which rows exist does (the rewrites)
 - Transformer blocks: LayerNormalization's scale (FLOAT16) and bias (FLOAT) as (1, D, 1, 1); a MatMul by
   a constant as a 1 x 1 conv whose bias is the Add after it; scalar constants folded, but the attention
   scale's row on some targets.
-- LSTM and GRU consts are not modelled: such a plan lists the op in `skipped` and predicts no total.
+- LSTM and GRU (from 2.3.2): the gate kernels and biases on the NPU (GRU in fp16), or fp32 copies for
+  the CPU at a per-target multiple of their size; an LSTM's projection rows and the block it adds.
+- Any other op reading a constant is not modelled: the plan lists it in `skipped` and predicts no total.
 """
 
 from __future__ import annotations
@@ -978,8 +980,13 @@ def iter_components(plan: WeightPlan) -> Iterator[tuple[str, int, int]]:
         "kernel",
         "depthwise kernel",
         "bias",
+        "recurrent kernel",
+        "recurrent bias",
+        "recurrent constant",
+        "norm constant",
         "added kernel",
         "added bias",
+        "scalar constant",
         "shape constant",
         "resize constant",
     ]
@@ -987,6 +994,6 @@ def iter_components(plan: WeightPlan) -> Iterator[tuple[str, int, int]]:
     for r in plan.rows:
         counts[r.component] = counts.get(r.component, 0) + 1
     sizes = plan.by_component()
-    for c in order:
+    for c in [*order, *sorted(set(counts) - set(order))]:
         if c in counts:
             yield c, counts[c], sizes[c]
