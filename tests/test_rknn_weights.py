@@ -248,6 +248,17 @@ def test_check_itemises_the_weight_total_per_component(tmp_path):
     )
 
 
+def test_check_names_the_targets_whose_layout_reproduces_the_weight_total(tmp_path):
+    """The corpus logs name no target: the weight total alone singles out rk3562 for this yolo_320 build."""
+    path = tmp_path / "m.onnx"
+    onnx.save(rknn_models.build("yolo_320", "zeros"), path)
+    log = logscope.parse(CORPUS / "2.5.0" / "yolo_320-rk3562-int8.log.gz")
+    check = check_log_against_model(log, str(path))
+    assert "targets whose const layout reproduces the logged weight total 271,041 B (int8): rk3562" in (
+        check.notes
+    )
+
+
 def test_check_states_the_unmodelled_block_as_the_remainder(tmp_path):
     path = tmp_path / "m.onnx"
     onnx.save(rknn_models.build("head_1x1", "zeros"), path)

@@ -881,6 +881,9 @@ def check_log_against_model(
     result = cross_check(log, ref, b)
     if not from_log:
         notes.append(reproducing_targets(log, b, ref))
+        weight_note = weight_reproducing_targets(log, b, ref)
+        if weight_note:
+            notes.append(weight_note)
     result.notes[:0] = notes
     result.notes.extend(ref.notes)
     return result
@@ -919,6 +922,31 @@ def reproducing_targets(log: ParsedLog, build_index: int | None, ref: ReferenceR
         return f"no target's learned profile reproduces the logged {logged:,} B ({opts.dtype})"
     return (
         f"targets whose learned profile reproduces the logged {logged:,} B ({opts.dtype}): {', '.join(hits)}"
+    )
+
+
+def weight_reproducing_targets(log: ParsedLog, build_index: int | None, ref: ReferenceResult) -> str:
+    """Which targets' const layouts reproduce the build's `Total Weight Memory Size` (a log naming none)."""
+    from logscope.reference.rknn_weights import LAYOUTS, plan_weights
+
+    memory = log.frames["memory"]
+    rows = memory[memory["build_index"] == build_index]
+    logged = _int(rows.iloc[0]["weight_bytes"]) if len(rows) else None
+    if logged is None:
+        return ""
+    dtype = "int8" if ref.rknn.options.dtype == "int8" else "fp16"
+    hits = []
+    for target, layout_dtype in LAYOUTS:
+        if layout_dtype != dtype:
+            continue
+        plan = plan_weights(ref.graph, target, dtype, ref.rknn.options.toolkit)
+        if plan is not None and plan.complete and _same_total(plan.total, logged):
+            hits.append(target)
+    if not hits:
+        return f"no target's const layout reproduces the logged weight total {logged:,} B ({dtype})"
+    return (
+        f"targets whose const layout reproduces the logged weight total {logged:,} B ({dtype}): "
+        + ", ".join(hits)
     )
 
 
