@@ -651,6 +651,8 @@ def plan_weights(graph: RefGraph, target: str, dtype: str, toolkit: str | None =
     block = layout.fixed_block
     if block is not None and any(op.op_type == "LSTM" for op in graph.ops):
         block += layout.lstm_block
+    if block is None:
+        block = _recurrent_block(graph, target, dtype, toolkit)
     return WeightPlan(target, dtype, tuple(rows.rows), table, block, tuple(skipped))
 
 
@@ -675,6 +677,34 @@ SQUEEZE_ROW_UNTIL = (2, 5, 0)
 #: rk3588 from 2.5.0 rounds a GRU's recurrent kernel as 3H at once (gru_s10_f24_h56_k12 `w2` printed
 #: (176,56,1,1), 22,528 B = 176 x 64 x 2), per gate before and on the other targets.
 GRU_WHOLE_3H = {"rk3588": (2, 5, 0)}
+
+
+#: rk3576 / rv1126b print a block beyond the const table that is not modelled in general (CNN and
+#: transformer models: 2.3-57.3 KiB varying with the model); for a model made of one LSTM or GRU and a
+#: MatMul head it is the same for every S, F, H and K measured: (kind, dtype) -> [(from toolkit, bytes)].
+#: lstm, gru, recurrent-dev and heldout-recurrent on rk3576 2.3.2 and 2.5.0, rv1126b 2.5.0.
+RECURRENT_BLOCK: dict[tuple[str, str], tuple[tuple[tuple[int, ...], int], ...]] = {
+    ("GRU", "fp16"): (((2, 3, 2), 18688), ((2, 5, 0), 9984)),
+    ("GRU", "int8"): (((2, 3, 2), 20736), ((2, 5, 0), 12032)),
+    ("LSTM", "fp16"): (((2, 3, 2), 28928), ((2, 5, 0), 12544)),
+    ("LSTM", "int8"): (((2, 3, 2), 38656), ((2, 5, 0), 22272)),
+}
+RECURRENT_BLOCK_TARGETS = frozenset({"rk3576", "rv1126b"})
+
+
+def _recurrent_block(graph: RefGraph, target: str, dtype: str, toolkit: str | None) -> int | None:
+    """The rk3576/rv1126b block of a model made of one LSTM/GRU and a MatMul head, else None."""
+    if target not in RECURRENT_BLOCK_TARGETS:
+        return None
+    kinds = [op.op_type for op in graph.ops if graph.weights_of(op)]
+    recurrent = [k for k in kinds if k in ("LSTM", "GRU")]
+    if len(recurrent) != 1 or any(k not in ("LSTM", "GRU", "MatMul", "Squeeze") for k in kinds):
+        return None
+    block = None
+    for since, value in RECURRENT_BLOCK.get((recurrent[0], "int8" if dtype == "int8" else "fp16"), ()):
+        if _since(toolkit, since):
+            block = value
+    return block
 
 
 def _recurrent_cpu(kind: str, target: str, toolkit: str | None) -> int | None:
