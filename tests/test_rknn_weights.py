@@ -275,7 +275,7 @@ def test_check_states_the_unmodelled_block_as_the_remainder(tmp_path):
 # --- the corpus -----------------------------------------------------------------------------------------
 
 # group -> target -> (builds, within 0.5 %, exact) of rknn_weight_accuracy.per_target; rk3576 and
-# rv1126b are measured on the const table alone (their block beyond it is not modelled).
+# rv1126b are measured on the const table alone where their block is not modelled (all but recurrent).
 _NO_BLOCK = {"rk3576", "rv1126b"}
 EXPECTED = {
     "cnn": {
