@@ -943,11 +943,8 @@ def weight_reproducing_targets(log: ParsedLog, build_index: int | None, ref: Ref
         if plan is not None and plan.complete and _same_total(plan.total, logged):
             hits.append(target)
     if not hits:
-        return f"no target's const layout reproduces the logged weight total {logged:,} B ({dtype})"
-    return (
-        f"targets whose const layout reproduces the logged weight total {logged:,} B ({dtype}): "
-        + ", ".join(hits)
-    )
+        return f"the logged weight total {logged:,} B ({dtype}) matches no target's const layout"
+    return f"the logged weight total {logged:,} B ({dtype}) matches the const layout of: " + ", ".join(hits)
 
 
 def rknn_dtype_known(target: str, dtype: str) -> bool:
