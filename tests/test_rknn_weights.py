@@ -30,7 +30,9 @@ from logscope.reference.rknn_weights import (
 )
 from logscope.render.reference import render_reference_text
 from tests.check_models import mobilenet_v1
-from tests.conftest import MOBILENET
+from tests.conftest import MOBILENET, RKNN
+
+SRAM_LOG = RKNN / "29-doc-rknpu2-sram-runtime-log-level3-rk3588.log"
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "fixtures" / "rknn-compiler"
@@ -226,6 +228,13 @@ def test_fixture_09_toolkit_1_5_2_is_predicted_to_the_byte():
 # --- the check's weight row -----------------------------------------------------------------------------
 
 
+@pytest.fixture(scope="module")
+def mobilenet_file(tmp_path_factory) -> str:
+    path = tmp_path_factory.mktemp("models") / "mobilenet_v1.onnx"
+    onnx.save(mobilenet_v1(), path)
+    return str(path)
+
+
 def _summary(check):
     return {r["item"]: r for r in check.frames["check_summary"].to_dict("records")}
 
@@ -255,6 +264,19 @@ def test_check_names_the_targets_whose_layout_reproduces_the_weight_total(tmp_pa
     log = logscope.parse(CORPUS / "2.5.0" / "yolo_320-rk3562-int8.log.gz")
     check = check_log_against_model(log, str(path))
     assert "the logged weight total 271,041 B (int8) matches the const layout of: rk3562" in check.notes
+
+
+def test_check_without_a_const_table_states_the_whole_difference(mobilenet_file):
+    """[29] (an rknpu2 runtime log, rk3588) prints a weight total but no const table."""
+    log = logscope.parse(SRAM_LOG)
+    row = _summary(check_log_against_model(log, mobilenet_file, target="rk3588"))[
+        "weight memory (RKNN const layout)"
+    ]
+    assert (row["log_value"], row["reference_value"]) == (4_260_864, 4_371_392)
+    assert row["likely_cause"].startswith("the log has no const table: kernel 4,170,240 B")
+    assert row["likely_cause"].endswith(
+        "unexplained remainder -110,528 B (the log lists no const rows to compare)"
+    )
 
 
 def test_check_states_the_unmodelled_block_as_the_remainder(tmp_path):

@@ -777,6 +777,13 @@ def _weight_layout_row(
             WEIGHT_LAYOUT_ITEM, None, predicted, "; ".join(["the log prints no weight total", *parts]), line
         )
     beyond = logged - table
+    if not len(const):
+        rest = logged - plan.total
+        if plan.fixed_block is not None:
+            parts.append(f"block beyond the table {plan.fixed_block:,} B predicted")
+        if rest:
+            parts.append(f"unexplained remainder {rest:+,} B (the log lists no const rows to compare)")
+        return _row(WEIGHT_LAYOUT_ITEM, logged, predicted, "; ".join(parts), line)
     if plan.fixed_block is None:
         parts.append(
             f"unexplained remainder {beyond:+,} B: {ref.rknn.options.target}'s block beyond the "
