@@ -381,9 +381,9 @@ class ConstRow:
     element type, stored bytes, and the rule that sized it."""
 
     name: str
-    component: (
-        str  # kernel | depthwise kernel | bias | added kernel | added bias | shape constant | resize constant
-    )
+    #: kernel, depthwise kernel, bias, recurrent kernel / bias / constant, norm constant, added kernel /
+    #: bias (rows the compiler's rewrites add), scalar, shape or resize constant (`iter_components`)
+    component: str
     op: str
     shape: tuple[int, ...]
     dtype: str
@@ -393,6 +393,8 @@ class ConstRow:
 
 @dataclass(frozen=True)
 class WeightPlan:
+    """The predicted const table of one model on one target, dtype and toolkit."""
+
     target: str
     dtype: str
     rows: tuple[ConstRow, ...]
@@ -418,6 +420,7 @@ class WeightPlan:
 
 
 def weight_layout(target: str, dtype: str) -> WeightLayout | None:
+    """The learned layout of `target` for int8 or (any other dtype) fp16; None where none is known."""
     return LAYOUTS.get((target.lower(), "int8" if dtype == "int8" else "fp16"))
 
 
@@ -429,6 +432,8 @@ def _since(toolkit: str | None, since: tuple[int, ...]) -> bool:
 
 
 class _Rows:
+    """The rows of one plan as they are appended, with the layout's per-version choices resolved."""
+
     def __init__(self, layout: WeightLayout, dtype: str, toolkit: str | None) -> None:
         self.layout = layout
         since = layout.scales_bytes_since
