@@ -82,6 +82,7 @@ class Buffer:
     last: int
     rule: str  # key of RULES
     listed: bool = True  # printed in the log's feature table (an absent exSecondary's 64 B are not)
+    shares: str | None = None  # another buffer whose memory this one is (an in-place Reshape's output)
 
 
 @dataclass(frozen=True)
