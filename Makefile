@@ -92,7 +92,8 @@ corpus: corpus-rknn corpus-tflm
 # dtype with 2.5.0 and 2.3.2, and five targets with 2.3.0 and 2.2.0, the recurrent development and held-out
 # models (rknn_models.RECURRENT_DEV, HELDOUT) into fixtures/rknn-compiler/recurrent-dev/ and heldout-recurrent/,
 # and the transformer variants (TRANSFORMER_DEV, TRANSFORMER_SWEEP, TRANSFORMER_SWEEP_TARGETS) into
-# transformer-dev/ (also 2.3.0 and 2.2.0), transformer-sweep/ and transformer-sweep-targets/, and learns the
+# transformer-dev/ (also 2.3.0 and 2.2.0), transformer-sweep/, transformer-sweep-targets/ and
+# transformer-heldout/, and learns the
 # transformer tables from them (logscope/reference/rknn_transformer_data.py). Run by hand; `make test` only
 # reads what it wrote; then `python tools/corpus/rknn_accuracy.py` regenerates docs/reference.md's table.
 CORPUS_OLDER_TARGETS := --target rk3588 --target rk3576 --target rk3566 --target rk3562 --target rv1106
@@ -105,6 +106,8 @@ corpus-rknn: $(STAMP)
 	tools/corpus/.venv-base/bin/python tools/corpus/rknn.py build --heldout --set transformer-dev --toolkit 2.3.0 --toolkit 2.2.0 $(CORPUS_OLDER_TARGETS)
 	tools/corpus/.venv-base/bin/python tools/corpus/rknn.py build --heldout --set transformer-sweep --toolkit 2.5.0 --toolkit 2.3.2 --target rk3588 --dtype int8
 	tools/corpus/.venv-base/bin/python tools/corpus/rknn.py build --heldout --set transformer-sweep-targets --toolkit 2.5.0 --toolkit 2.3.2 --target rk3588 --target rk3576 --target rv1126b --target rk3562 --target rv1106
+	tools/corpus/.venv-base/bin/python tools/corpus/rknn.py build --heldout --set transformer-heldout --toolkit 2.5.0 --toolkit 2.3.2 --target rk3588 --target rk3576 --target rv1126b --target rk3562 --target rv1106 --target rv1103
+	tools/corpus/.venv-base/bin/python tools/corpus/rknn.py build --heldout --set transformer-heldout --toolkit 2.3.0 --toolkit 2.2.0 --target rk3588 --target rk3576 --target rk3562 --target rv1106
 	$(BIN)/python tools/corpus/rknn_transformer_templates.py
 
 clean:

@@ -33,7 +33,7 @@ from logscope.rules import Config, analyze_log
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 # The model-family sets of the compiler corpus (the recurrent ones, 656 builds, and the transformer ones,
-# 944 builds: the same log format as the corpus's own builds) are checked by tests/test_rknn_rewrites.py and
+# 1,264 builds: the same log format as the corpus's own builds) are checked by tests/test_rknn_rewrites.py and
 # tests/test_rknn_transformer_corpus.py; rendering every output for each of them here would triple this test.
 FAMILY_SETS = (
     "recurrent-dev",
@@ -41,6 +41,7 @@ FAMILY_SETS = (
     "transformer-dev",
     "transformer-sweep",
     "transformer-sweep-targets",
+    "transformer-heldout",
 )
 _ALL_LOGS = sorted(
     p

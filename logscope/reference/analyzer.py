@@ -25,9 +25,17 @@ from logscope.reference.planners import (
     plan_greedy_by_size,
     plan_naive,
 )
-from logscope.reference.rknn import RknnOptions, RknnPlan, check_quirks, check_target, emulate_rknn
+from logscope.reference.rknn import (
+    RknnOptions,
+    RknnPlan,
+    check_quirks,
+    check_target,
+    emulate_rknn,
+    rknn_dtype,
+)
 from logscope.reference.rknn_profiles import version_key
 from logscope.reference.rknn_rewrites import unmodelled_note
+from logscope.reference.rknn_transformer_tables import table_note
 from logscope.reference.rknn_weights import WeightPlan, plan_weights, weights_frame_rows, weights_notes
 from logscope.reference.shapes import Shape
 
@@ -245,6 +253,10 @@ def analyze_model(
     unmodelled = unmodelled_note(graph)
     if unmodelled:
         notes.append(unmodelled)
+    if rknn.options.profile is not None and not rknn.options.quirks:
+        transformer = table_note(graph, rknn.options.target, rknn_dtype(rknn.options.dtype), options.toolkit)
+        if transformer:
+            notes.append(transformer)
     notes.extend(weights_notes(weights, rknn.options.target, dtype))
     return ReferenceResult(
         source, options, graph, costs, fusions, lifetimes, plans, rknn, frames, totals, notes, weights

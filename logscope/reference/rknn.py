@@ -47,7 +47,7 @@ from logscope.reference.planners import (
 )
 from logscope.reference.rknn_profiles import PROFILES, SizeProfile, profile_applies, version_key
 from logscope.reference.rknn_rewrites import Buffer, Lowered, LoweredStep, lower_recurrent, match_recurrent
-from logscope.reference.rknn_transformer_tables import predict_table
+from logscope.reference.rknn_transformer_tables import predict_table, unlisted_rows
 from logscope.targets import CHANNEL_BLOCKS
 
 # C2 (channel block) by platform and dtype: RKNPU User Guide V1.5.2 §4.4.5.3, Table 4-6 (logscope.targets).
@@ -657,10 +657,16 @@ def _lowered_transformer(graph: RefGraph, options: RknnOptions) -> Lowered | Non
     (rknn_transformer_tables): the predicted rows, with the replay's lifetimes, in its placement order."""
     if options.profile is None or options.quirks:
         return None
-    table = predict_table(graph, check_target(options.target), rknn_dtype(options.dtype), options.toolkit)
+    target, dtype = check_target(options.target), rknn_dtype(options.dtype)
+    table = predict_table(graph, target, dtype, options.toolkit)
     if table is None:
         return None
     rows, layers, writers = table
+    extra = unlisted_rows(graph, rows, target, dtype, options.toolkit)
+    if len(extra):
+        # an unlisted scratch goes with its reader's rows, after them (the order the placement uses)
+        position = int(extra.index[0])
+        rows = pd.concat([rows.iloc[: position + 1], extra, rows.iloc[position + 1 :]], ignore_index=True)
     op_ids = sorted({int(v) for v in rows["op_id"]})
     life = _table_lifetimes(rows, op_ids, layers, writers)
     by_id = {int(str(r.layer_id)): r for r in layers.itertuples(index=False)}

@@ -23,9 +23,9 @@ class Template(TypedDict):
 # fmt: off
 TEMPLATES: dict[tuple[str, str, str], Template] = {
     ('2.2.0', 'rk3562', 'fp16'): {
-        'builds': 4, 'tokens': [49, 64, 100],
+        'builds': 8, 'tokens': [37, 49, 57, 64, 81, 100, 113],
         'rows': (
-            (1, 'Reshape', '<x>', '(1,<T>,<D>)', 'UNDEFINED', ((1.0, 'TD'),)),
+            (1, 'Reshape', '<x>', '(1,<T>,<D>)', 'UNDEFINED', ((1.0, 'TD64'),)),
             (1, 'Reshape', '<x>_exSecondary', '(1,<T>,<D>)', 'NC1HWC2', ((1.0, 'aTD'), (1.0, 'oddTD'))),
             (2, 'Transpose', '<x>_rs#1', '(1,<T>,1,<D>)', 'NC1HWC2', ((1.0, 'aTD'),)),
             (2, 'Transpose', '<x>_rs#1_exSecondary', '(1,<T>,1,<D>)', 'NC1HWC2', ((2.0, 'aTD'),)),
@@ -42,7 +42,7 @@ TEMPLATES: dict[tuple[str, str, str], Template] = {
             (10, 'exSDPAttention', '<v_tp.out>_tp_rs', '(<h>,<hd>,1,<T>)', 'NC1HWC2', ((1.0, 'uD'),)),
             (10, 'exSDPAttention', '<q_tp.out>_tp_rs_exSecondary', '(<h>,<hd>,1,<T>)', 'NC1HWC2', ((1.0, 'attention'),)),
             (11, 'Reshape', '<av_mm.out>_sdpa', '(<h>,<hd>,1,<T>)', 'NC1HWC2', ((1.0, 'uD'),)),
-            (12, 'Reshape', '<x>', '(1,<T>,<D>)', 'UNDEFINED', ((1.0, 'TD'),)),
+            (12, 'Reshape', '<x>', '(1,<T>,<D>)', 'UNDEFINED', ((1.0, 'TD64'),)),
             (12, 'Reshape', '<x>_1_exSecondary', '(1,<T>,<D>)', 'NC1HWC2', ((1.0, 'aTD'), (1.0, 'oddTD'))),
             (13, 'Transpose', '<x>_rs', '(1,<T>,1,<D>)', 'NC1HWC2', ((1.0, 'aTD'),)),
             (13, 'Transpose', '<x>_rs_exSecondary', '(1,<T>,1,<D>)', 'NC1HWC2', ((2.0, 'aTD'),)),
@@ -84,9 +84,9 @@ TEMPLATES: dict[tuple[str, str, str], Template] = {
         ),
     },
     ('2.2.0', 'rk3562', 'int8'): {
-        'builds': 4, 'tokens': [49, 64, 100],
+        'builds': 8, 'tokens': [37, 49, 57, 64, 81, 100, 113],
         'rows': (
-            (1, 'Reshape', '<x>', '(1,<T>,<D>)', 'UNDEFINED', ((1.0, 'TD'),)),
+            (1, 'Reshape', '<x>', '(1,<T>,<D>)', 'UNDEFINED', ((1.0, 'TD64'),)),
             (1, 'Reshape', '<x>_exSecondary', '(1,<T>,<D>)', 'NC1HWC2', ((1.0, 'aTD'), (1.0, 'oddTD'))),
             (2, 'Transpose', '<x>_rs#1', '(1,<T>,1,<D>)', 'NC1HWC2', ((1.0, 'aTD'),)),
             (2, 'Transpose', '<x>_rs#1_exSecondary', '(1,<T>,1,<D>)', 'NC1HWC2', ((2.0, 'aTD'),)),
@@ -103,7 +103,7 @@ TEMPLATES: dict[tuple[str, str, str], Template] = {
             (10, 'exSDPAttention', '<v_tp.out>_tp_rs', '(<h>,<hd>,1,<T>)', 'NC1HWC2', ((1.0, 'uD'),)),
             (10, 'exSDPAttention', '<q_tp.out>_tp_rs_exSecondary', '(<h>,<hd>,1,<T>)', 'NC1HWC2', ((1.0, 'attention'),)),
             (11, 'Reshape', '<av_mm.out>_sdpa', '(<h>,<hd>,1,<T>)', 'NC1HWC2', ((1.0, 'uD'),)),
-            (12, 'Reshape', '<x>', '(1,<T>,<D>)', 'UNDEFINED', ((1.0, 'TD'),)),
+            (12, 'Reshape', '<x>', '(1,<T>,<D>)', 'UNDEFINED', ((1.0, 'TD64'),)),
             (12, 'Reshape', '<x>_1_exSecondary', '(1,<T>,<D>)', 'NC1HWC2', ((1.0, 'aTD'), (1.0, 'oddTD'))),
             (13, 'Transpose', '<x>_rs', '(1,<T>,1,<D>)', 'NC1HWC2', ((1.0, 'aTD'),)),
             (13, 'Transpose', '<x>_rs_exSecondary', '(1,<T>,1,<D>)', 'NC1HWC2', ((2.0, 'aTD'),)),
@@ -145,7 +145,7 @@ TEMPLATES: dict[tuple[str, str, str], Template] = {
         ),
     },
     ('2.2.0', 'rk3576', 'fp16'): {
-        'builds': 4, 'tokens': [49, 64, 100],
+        'builds': 8, 'tokens': [37, 49, 57, 64, 81, 100, 113],
         'rows': (
             (1, 'Reshape', '<x>', '(1,<T>,<D>)', 'UNDEFINED', ((1.0, 'aTD'),)),
             (1, 'Reshape', '<x>_exSecondary', '(1,<T>,<D>)', 'NC1HWC2', ((1.0, 'aTD'), (1.0, 'oddTD'))),
@@ -206,7 +206,7 @@ TEMPLATES: dict[tuple[str, str, str], Template] = {
         ),
     },
     ('2.2.0', 'rk3576', 'int8'): {
-        'builds': 4, 'tokens': [49, 64, 100],
+        'builds': 8, 'tokens': [37, 49, 57, 64, 81, 100, 113],
         'rows': (
             (1, 'Reshape', '<x>', '(1,<T>,<D>)', 'UNDEFINED', ((1.0, 'aTD'),)),
             (1, 'Reshape', '<x>_exSecondary', '(1,<T>,<D>)', 'NC1HWC2', ((1.0, 'aTD'), (1.0, 'oddTD'))),
@@ -267,7 +267,7 @@ TEMPLATES: dict[tuple[str, str, str], Template] = {
         ),
     },
     ('2.2.0', 'rk3588', 'fp16'): {
-        'builds': 4, 'tokens': [49, 64, 100],
+        'builds': 8, 'tokens': [37, 49, 57, 64, 81, 100, 113],
         'rows': (
             (1, 'Reshape', '<x>', '(1,<T>,<D>)', 'UNDEFINED', ((1.0, 'aTD'),)),
             (1, 'Reshape', '<x>_exSecondary', '(1,<T>,<D>)', 'NC1HWC2', ((1.0, 'aTD'), (1.0, 'oddTD'))),
@@ -331,7 +331,7 @@ TEMPLATES: dict[tuple[str, str, str], Template] = {
         ),
     },
     ('2.2.0', 'rk3588', 'int8'): {
-        'builds': 4, 'tokens': [49, 64, 100],
+        'builds': 8, 'tokens': [37, 49, 57, 64, 81, 100, 113],
         'rows': (
             (1, 'Reshape', '<x>', '(1,<T>,<D>)', 'UNDEFINED', ((1.0, 'aTD'),)),
             (1, 'Reshape', '<x>_exSecondary', '(1,<T>,<D>)', 'NC1HWC2', ((1.0, 'aTD'), (1.0, 'oddTD'))),
@@ -395,7 +395,7 @@ TEMPLATES: dict[tuple[str, str, str], Template] = {
         ),
     },
     ('2.2.0', 'rv1106', 'int8'): {
-        'builds': 4, 'tokens': [49, 64, 100],
+        'builds': 8, 'tokens': [37, 49, 57, 64, 81, 100, 113],
         'rows': (
             (1, 'Reshape', '<x>', '(1,<T>,<D>)', 'UNDEFINED', ((1.0, 'aTD'),)),
             (1, 'Reshape', '<x>_exSecondary', '(1,<T>,<D>)', 'NC1HWC2', ((1.0, 'aTD'), (1.0, 'oddTD'))),
@@ -454,9 +454,9 @@ TEMPLATES: dict[tuple[str, str, str], Template] = {
         ),
     },
     ('2.3.0', 'rk3562', 'fp16'): {
-        'builds': 4, 'tokens': [49, 64, 100],
+        'builds': 8, 'tokens': [37, 49, 57, 64, 81, 100, 113],
         'rows': (
-            (1, 'Reshape', '<x>', '(1,<T>,<D>)', 'UNDEFINED', ((1.0, 'TD'),)),
+            (1, 'Reshape', '<x>', '(1,<T>,<D>)', 'UNDEFINED', ((1.0, 'TD64'),)),
             (1, 'Reshape', '<x>_exSecondary', '(1,<T>,<D>)', 'NC1HWC2', ((1.0, 'aTD'), (1.0, 'oddTD'))),
             (2, 'Transpose', '<x>_rs#1', '(1,<T>,1,<D>)', 'NC1HWC2', ((1.0, 'aTD'),)),
             (2, 'Transpose', '<x>_rs#1_exSecondary', '(1,<T>,1,<D>)', 'NC1HWC2', ((2.0, 'aTD'),)),
@@ -473,7 +473,7 @@ TEMPLATES: dict[tuple[str, str, str], Template] = {
             (10, 'exSDPAttention', '<v_tp.out>_tp_rs', '(<h>,<hd>,1,<T>)', 'NC1HWC2', ((1.0, 'uD'),)),
             (10, 'exSDPAttention', '<q_tp.out>_tp_rs_exSecondary', '(<h>,<hd>,1,<T>)', 'NC1HWC2', ((1.0, 'attention'),)),
             (11, 'Reshape', '<av_mm.out>_sdpa', '(<h>,<hd>,1,<T>)', 'NC1HWC2', ((1.0, 'uD'),)),
-            (12, 'Reshape', '<x>', '(1,<T>,<D>)', 'UNDEFINED', ((1.0, 'TD'),)),
+            (12, 'Reshape', '<x>', '(1,<T>,<D>)', 'UNDEFINED', ((1.0, 'TD64'),)),
             (12, 'Reshape', '<x>_1_exSecondary', '(1,<T>,<D>)', 'NC1HWC2', ((1.0, 'aTD'), (1.0, 'oddTD'))),
             (13, 'Transpose', '<x>_rs', '(1,<T>,1,<D>)', 'NC1HWC2', ((1.0, 'aTD'),)),
             (13, 'Transpose', '<x>_rs_exSecondary', '(1,<T>,1,<D>)', 'NC1HWC2', ((2.0, 'aTD'),)),
@@ -515,9 +515,9 @@ TEMPLATES: dict[tuple[str, str, str], Template] = {
         ),
     },
     ('2.3.0', 'rk3562', 'int8'): {
-        'builds': 4, 'tokens': [49, 64, 100],
+        'builds': 8, 'tokens': [37, 49, 57, 64, 81, 100, 113],
         'rows': (
-            (1, 'Reshape', '<x>', '(1,<T>,<D>)', 'UNDEFINED', ((1.0, 'TD'),)),
+            (1, 'Reshape', '<x>', '(1,<T>,<D>)', 'UNDEFINED', ((1.0, 'TD64'),)),
             (1, 'Reshape', '<x>_exSecondary', '(1,<T>,<D>)', 'NC1HWC2', ((1.0, 'aTD'), (1.0, 'oddTD'))),
             (2, 'Transpose', '<x>_rs#1', '(1,<T>,1,<D>)', 'NC1HWC2', ((1.0, 'aTD'),)),
             (2, 'Transpose', '<x>_rs#1_exSecondary', '(1,<T>,1,<D>)', 'NC1HWC2', ((2.0, 'aTD'),)),
@@ -534,7 +534,7 @@ TEMPLATES: dict[tuple[str, str, str], Template] = {
             (10, 'exSDPAttention', '<v_tp.out>_tp_rs', '(<h>,<hd>,1,<T>)', 'NC1HWC2', ((1.0, 'uD'),)),
             (10, 'exSDPAttention', '<q_tp.out>_tp_rs_exSecondary', '(<h>,<hd>,1,<T>)', 'NC1HWC2', ((1.0, 'attention'),)),
             (11, 'Reshape', '<av_mm.out>_sdpa', '(<h>,<hd>,1,<T>)', 'NC1HWC2', ((1.0, 'uD'),)),
-            (12, 'Reshape', '<x>', '(1,<T>,<D>)', 'UNDEFINED', ((1.0, 'TD'),)),
+            (12, 'Reshape', '<x>', '(1,<T>,<D>)', 'UNDEFINED', ((1.0, 'TD64'),)),
             (12, 'Reshape', '<x>_1_exSecondary', '(1,<T>,<D>)', 'NC1HWC2', ((1.0, 'aTD'), (1.0, 'oddTD'))),
             (13, 'Transpose', '<x>_rs', '(1,<T>,1,<D>)', 'NC1HWC2', ((1.0, 'aTD'),)),
             (13, 'Transpose', '<x>_rs_exSecondary', '(1,<T>,1,<D>)', 'NC1HWC2', ((2.0, 'aTD'),)),
@@ -576,7 +576,7 @@ TEMPLATES: dict[tuple[str, str, str], Template] = {
         ),
     },
     ('2.3.0', 'rk3576', 'fp16'): {
-        'builds': 4, 'tokens': [49, 64, 100],
+        'builds': 8, 'tokens': [37, 49, 57, 64, 81, 100, 113],
         'rows': (
             (1, 'Reshape', '<x>', '(1,<T>,<D>)', 'UNDEFINED', ((1.0, 'aTD'),)),
             (1, 'Reshape', '<x>_exSecondary', '(1,<T>,<D>)', 'NC1HWC2', ((1.0, 'aTD'), (1.0, 'oddTD'))),
@@ -637,7 +637,7 @@ TEMPLATES: dict[tuple[str, str, str], Template] = {
         ),
     },
     ('2.3.0', 'rk3576', 'int8'): {
-        'builds': 4, 'tokens': [49, 64, 100],
+        'builds': 8, 'tokens': [37, 49, 57, 64, 81, 100, 113],
         'rows': (
             (1, 'Reshape', '<x>', '(1,<T>,<D>)', 'UNDEFINED', ((1.0, 'aTD'),)),
             (1, 'Reshape', '<x>_exSecondary', '(1,<T>,<D>)', 'NC1HWC2', ((1.0, 'aTD'), (1.0, 'oddTD'))),
@@ -698,7 +698,7 @@ TEMPLATES: dict[tuple[str, str, str], Template] = {
         ),
     },
     ('2.3.0', 'rk3588', 'fp16'): {
-        'builds': 4, 'tokens': [49, 64, 100],
+        'builds': 8, 'tokens': [37, 49, 57, 64, 81, 100, 113],
         'rows': (
             (1, 'Reshape', '<x>', '(1,<T>,<D>)', 'UNDEFINED', ((1.0, 'aTD'),)),
             (1, 'Reshape', '<x>_exSecondary', '(1,<T>,<D>)', 'NC1HWC2', ((1.0, 'aTD'), (1.0, 'oddTD'))),
@@ -763,7 +763,7 @@ TEMPLATES: dict[tuple[str, str, str], Template] = {
         ),
     },
     ('2.3.0', 'rk3588', 'int8'): {
-        'builds': 4, 'tokens': [49, 64, 100],
+        'builds': 8, 'tokens': [37, 49, 57, 64, 81, 100, 113],
         'rows': (
             (1, 'Reshape', '<x>', '(1,<T>,<D>)', 'UNDEFINED', ((1.0, 'aTD'),)),
             (1, 'Reshape', '<x>_exSecondary', '(1,<T>,<D>)', 'NC1HWC2', ((1.0, 'aTD'), (1.0, 'oddTD'))),
@@ -828,7 +828,7 @@ TEMPLATES: dict[tuple[str, str, str], Template] = {
         ),
     },
     ('2.3.0', 'rv1106', 'int8'): {
-        'builds': 4, 'tokens': [49, 64, 100],
+        'builds': 8, 'tokens': [37, 49, 57, 64, 81, 100, 113],
         'rows': (
             (1, 'Reshape', '<x>', '(1,<T>,<D>)', 'UNDEFINED', ((1.0, 'aTD'),)),
             (1, 'Reshape', '<x>_exSecondary', '(1,<T>,<D>)', 'NC1HWC2', ((1.0, 'aTD'), (1.0, 'oddTD'))),
@@ -887,9 +887,9 @@ TEMPLATES: dict[tuple[str, str, str], Template] = {
         ),
     },
     ('2.3.2', 'rk3562', 'fp16'): {
-        'builds': 28, 'tokens': [33, 37, 41, 45, 49, 53, 57, 61, 64, 65, 69, 73, 77, 81, 85, 89, 93, 97, 100, 101, 105, 109, 113, 117, 121, 125],
+        'builds': 32, 'tokens': [33, 37, 41, 45, 49, 53, 57, 61, 64, 65, 69, 73, 77, 81, 85, 89, 93, 97, 100, 101, 105, 109, 113, 117, 121, 125],
         'rows': (
-            (1, 'Reshape', '<x>', '(1,<T>,<D>)', 'UNDEFINED', ((1.0, 'TD'),)),
+            (1, 'Reshape', '<x>', '(1,<T>,<D>)', 'UNDEFINED', ((1.0, 'TD64'),)),
             (1, 'Reshape', '<x>_exSecondary', '(1,<T>,<D>)', 'NC1HWC2', ((1.0, 'aTD'), (1.0, 'oddTD'))),
             (2, 'Transpose', '<x>_rs#1', '(1,<T>,1,<D>)', 'NC1HWC2', ((1.0, 'aTD'),)),
             (2, 'Transpose', '<x>_rs#1_exSecondary', '(1,<T>,1,<D>)', 'NC1HWC2', ((2.0, 'aTD'),)),
@@ -916,7 +916,7 @@ TEMPLATES: dict[tuple[str, str, str], Template] = {
             (16, 'Transpose', '<y>-rs_tp', '(1,<D>,1,<T>)', 'NC1HWC2', ((1.0, 'uD'),)),
             (16, 'Transpose', '<y>-rs_tp_exSecondary', '(1,<D>,1,<T>)', 'NC1HWC2', ((1.0, 'uD'),)),
             (17, 'Reshape', '<y>-rs', '(1,<T>,1,<D>)', 'UNDEFINED', ((1.0, 'aTD'),)),
-            (18, 'OutputOperator', '<y>', '(1,<T>,<D>)', 'UNDEFINED', ((1.0, 'TD'),)),
+            (18, 'OutputOperator', '<y>', '(1,<T>,<D>)', 'UNDEFINED', ((1.0, 'TD64'),)),
         ),
         'layers': (
             (0, 'InputOperator', 'InputOperator:<x>', '(1,<T>,<D>)'),
@@ -941,7 +941,7 @@ TEMPLATES: dict[tuple[str, str, str], Template] = {
         ),
     },
     ('2.3.2', 'rk3562', 'int8'): {
-        'builds': 28, 'tokens': [33, 37, 41, 45, 49, 53, 57, 61, 64, 65, 69, 73, 77, 81, 85, 89, 93, 97, 100, 101, 105, 109, 113, 117, 121, 125],
+        'builds': 32, 'tokens': [33, 37, 41, 45, 49, 53, 57, 61, 64, 65, 69, 73, 77, 81, 85, 89, 93, 97, 100, 101, 105, 109, 113, 117, 121, 125],
         'rows': (
             (1, 'Reshape', '<x>', '(1,<T>,<D>)', 'UNDEFINED', ((1.0, 'TD64'),)),
             (1, 'Reshape', '<x>_exSecondary', '(1,<T>,<D>)', 'NC1HWC2', ((1.0, 'aTD'), (1.0, 'oddTD'))),
@@ -995,7 +995,7 @@ TEMPLATES: dict[tuple[str, str, str], Template] = {
         ),
     },
     ('2.3.2', 'rk3576', 'fp16'): {
-        'builds': 28, 'tokens': [33, 37, 41, 45, 49, 53, 57, 61, 64, 65, 69, 73, 77, 81, 85, 89, 93, 97, 100, 101, 105, 109, 113, 117, 121, 125],
+        'builds': 32, 'tokens': [33, 37, 41, 45, 49, 53, 57, 61, 64, 65, 69, 73, 77, 81, 85, 89, 93, 97, 100, 101, 105, 109, 113, 117, 121, 125],
         'rows': (
             (1, 'Reshape', '<x>', '(1,<T>,<D>)', 'UNDEFINED', ((1.0, 'aTD'),)),
             (1, 'Reshape', '<x>_exSecondary', '(1,<T>,<D>)', 'NC1HWC2', ((1.0, 'aTD'), (1.0, 'oddTD'))),
@@ -1024,7 +1024,7 @@ TEMPLATES: dict[tuple[str, str, str], Template] = {
             (16, 'Transpose', '<y>-rs_tp', '(1,<D>,1,<T>)', 'NC1HWC2', ((1.0, 'uD'),)),
             (16, 'Transpose', '<y>-rs_tp_exSecondary', '(1,<D>,1,<T>)', 'NC1HWC2', ((1.0, 'uD'),)),
             (17, 'Reshape', '<y>-rs', '(1,<T>,1,<D>)', 'UNDEFINED', ((1.0, 'aTD'),)),
-            (18, 'OutputOperator', '<y>', '(1,<T>,<D>)', 'UNDEFINED', ((1.0, 'TD'),)),
+            (18, 'OutputOperator', '<y>', '(1,<T>,<D>)', 'UNDEFINED', ((1.0, 'TD64'),)),
         ),
         'layers': (
             (0, 'InputOperator', 'InputOperator:<x>', '(1,<T>,<D>)'),
@@ -1049,7 +1049,7 @@ TEMPLATES: dict[tuple[str, str, str], Template] = {
         ),
     },
     ('2.3.2', 'rk3576', 'int8'): {
-        'builds': 28, 'tokens': [33, 37, 41, 45, 49, 53, 57, 61, 64, 65, 69, 73, 77, 81, 85, 89, 93, 97, 100, 101, 105, 109, 113, 117, 121, 125],
+        'builds': 32, 'tokens': [33, 37, 41, 45, 49, 53, 57, 61, 64, 65, 69, 73, 77, 81, 85, 89, 93, 97, 100, 101, 105, 109, 113, 117, 121, 125],
         'rows': (
             (1, 'Reshape', '<x>', '(1,<T>,<D>)', 'UNDEFINED', ((1.0, 'aTD'),)),
             (1, 'Reshape', '<x>_exSecondary', '(1,<T>,<D>)', 'NC1HWC2', ((1.0, 'aTD'), (1.0, 'oddTD'))),
@@ -1103,7 +1103,7 @@ TEMPLATES: dict[tuple[str, str, str], Template] = {
         ),
     },
     ('2.3.2', 'rk3588', 'fp16'): {
-        'builds': 26, 'tokens': [33, 37, 41, 45, 49, 53, 57, 61, 65, 69, 73, 77, 81, 85, 89, 93, 97, 101, 105, 109, 113, 117, 121, 125],
+        'builds': 29, 'tokens': [33, 37, 41, 45, 49, 53, 57, 61, 65, 69, 73, 77, 81, 85, 89, 93, 97, 101, 105, 109, 113, 117, 121, 125],
         'rows': (
             (1, 'Reshape', '<x>', '(1,<T>,<D>)', 'UNDEFINED', ((1.0, 'aTD'),)),
             (1, 'Reshape', '<x>_exSecondary', '(1,<T>,<D>)', 'NC1HWC2', ((2.0, 'aTD'),)),
@@ -1162,7 +1162,7 @@ TEMPLATES: dict[tuple[str, str, str], Template] = {
         ),
     },
     ('2.3.2', 'rk3588', 'int8'): {
-        'builds': 74, 'tokens': [33, 35, 37, 39, 41, 43, 45, 47, 49, 51, 53, 55, 57, 59, 61, 63, 65, 67, 69, 71, 73, 75, 77, 79, 81, 83, 85, 87, 89, 91, 93, 95, 97, 99, 101, 103, 105, 107, 109, 111, 113, 115, 117, 119, 121, 123, 125, 127],
+        'builds': 77, 'tokens': [33, 35, 37, 39, 41, 43, 45, 47, 49, 51, 53, 55, 57, 59, 61, 63, 65, 67, 69, 71, 73, 75, 77, 79, 81, 83, 85, 87, 89, 91, 93, 95, 97, 99, 101, 103, 105, 107, 109, 111, 113, 115, 117, 119, 121, 123, 125, 127],
         'rows': (
             (1, 'Reshape', '<x>', '(1,<T>,<D>)', 'UNDEFINED', ((1.0, 'aTD'),)),
             (1, 'Reshape', '<x>_exSecondary', '(1,<T>,<D>)', 'NC1HWC2', ((2.0, 'aTD'),)),
@@ -1221,7 +1221,7 @@ TEMPLATES: dict[tuple[str, str, str], Template] = {
         ),
     },
     ('2.3.2', 'rv1103', 'int8'): {
-        'builds': 4, 'tokens': [49, 64, 100],
+        'builds': 8, 'tokens': [37, 49, 57, 64, 81, 100, 113],
         'rows': (
             (1, 'Reshape', '<x>', '(1,<T>,<D>)', 'UNDEFINED', ((1.0, 'aTD'),)),
             (1, 'Reshape', '<x>_exSecondary', '(1,<T>,<D>)', 'NC1HWC2', ((1.0, 'aTD'), (1.0, 'oddTD'))),
@@ -1273,7 +1273,7 @@ TEMPLATES: dict[tuple[str, str, str], Template] = {
         ),
     },
     ('2.3.2', 'rv1106', 'int8'): {
-        'builds': 28, 'tokens': [33, 37, 41, 45, 49, 53, 57, 61, 64, 65, 69, 73, 77, 81, 85, 89, 93, 97, 100, 101, 105, 109, 113, 117, 121, 125],
+        'builds': 32, 'tokens': [33, 37, 41, 45, 49, 53, 57, 61, 64, 65, 69, 73, 77, 81, 85, 89, 93, 97, 100, 101, 105, 109, 113, 117, 121, 125],
         'rows': (
             (1, 'Reshape', '<x>', '(1,<T>,<D>)', 'UNDEFINED', ((1.0, 'aTD'),)),
             (1, 'Reshape', '<x>_exSecondary', '(1,<T>,<D>)', 'NC1HWC2', ((1.0, 'aTD'), (1.0, 'oddTD'))),
@@ -1325,14 +1325,14 @@ TEMPLATES: dict[tuple[str, str, str], Template] = {
         ),
     },
     ('2.3.2', 'rv1126b', 'fp16'): {
-        'builds': 24, 'tokens': [33, 37, 41, 45, 49, 53, 57, 61, 65, 69, 73, 77, 81, 85, 89, 93, 97, 101, 105, 109, 113, 117, 121, 125],
+        'builds': 28, 'tokens': [33, 37, 41, 45, 49, 53, 57, 61, 65, 69, 73, 77, 81, 85, 89, 93, 97, 101, 105, 109, 113, 117, 121, 125],
         'rows': (
             (1, 'Reshape', '<x>', '(1,<T>,<D>)', 'UNDEFINED', ((1.0, 'aTD'),)),
             (1, 'Reshape', '<x>_exSecondary', '(1,<T>,<D>)', 'NC1HWC2', ((2.0, 'aTD'),)),
             (2, 'Transpose', '<x>_rs#1', '(1,<T>,1,<D>)', 'NC1HWC2', ((1.0, 'aTD'),)),
             (2, 'Transpose', '<x>_rs#1_exSecondary', '(1,<T>,1,<D>)', 'NC1HWC2', ((2.0, 'aTD'),)),
             (3, 'exNorm', '<x>_tp-rs', '(1,<D>,1,<T>)', 'NC1HWC2', ((1.0, 'aTD'),)),
-            (3, 'exNorm', '<x>_tp-rs_exSecondary', '(1,<D>,1,<T>)', 'NC1HWC2', ((3.0, 'TD'), (640.0, '1'))),
+            (3, 'exNorm', '<x>_tp-rs_exSecondary', '(1,<D>,1,<T>)', 'NC1HWC2', ((2.0, 'uD'), (64.0, 'u'), (64.0, '1'))),
             (4, 'Conv', '<ln1>#1', '(1,<D>,1,<T>)', 'NC1HWC2', ((1.0, 'uD'),)),
             (5, 'Conv', '<ln1>#1', '(1,<D>,1,<T>)', 'NC1HWC2', ((1.0, 'uD'),)),
             (6, 'Conv', '<ln1>#1', '(1,<D>,1,<T>)', 'NC1HWC2', ((1.0, 'uD'),)),
@@ -1347,63 +1347,9 @@ TEMPLATES: dict[tuple[str, str, str], Template] = {
             (12, 'ConvAdd', '<av_tp.out>_sw', '(1,<D>,1,<T>)', 'NC1HWC2', ((1.0, 'uD'),)),
             (12, 'ConvAdd', '<x>_tp-rs', '(1,<D>,1,<T>)', 'NC1HWC2', ((1.0, 'aTD'),)),
             (13, 'exNorm', '<residual.out>-rs_tp', '(1,<D>,1,<T>)', 'NC1HWC2', ((1.0, 'uD'),)),
-            (13, 'exNorm', '<residual.out>-rs_tp_exSecondary', '(1,<D>,1,<T>)', 'NC1HWC2', ((3.0, 'TD'), (640.0, '1'))),
+            (13, 'exNorm', '<residual.out>-rs_tp_exSecondary', '(1,<D>,1,<T>)', 'NC1HWC2', ((2.0, 'uD'), (64.0, 'u'), (64.0, '1'))),
             (14, 'ConvExGelu', '<ln2>#1', '(1,<D>,1,<T>)', 'NC1HWC2', ((1.0, 'uD'),)),
             (15, 'ConvAdd', '<gelu_out.out>_tp-rs', '(1,<F>,1,<T>)', 'NC1HWC2', ((8.0, 'uD'),)),
-            (15, 'ConvAdd', '<residual.out>-rs_tp', '(1,<D>,1,<T>)', 'NC1HWC2', ((1.0, 'uD'),)),
-            (16, 'Transpose', '<y>-rs_tp', '(1,<D>,1,<T>)', 'NC1HWC2', ((1.0, 'uD'),)),
-            (16, 'Transpose', '<y>-rs_tp_exSecondary', '(1,<D>,1,<T>)', 'NC1HWC2', ((1.0, 'uD'),)),
-            (17, 'Reshape', '<y>-rs', '(1,<T>,1,<D>)', 'UNDEFINED', ((1.0, 'aTD'),)),
-            (18, 'OutputOperator', '<y>', '(1,<T>,<D>)', 'UNDEFINED', ((1.0, 'TD'),)),
-        ),
-        'layers': (
-            (0, 'InputOperator', 'InputOperator:<x>', '(1,<T>,<D>)'),
-            (1, 'Reshape', 'Reshape:<x>_rs#1', '(1,<T>,1,<D>)'),
-            (2, 'Transpose', 'Transpose:<x>_tp', '(1,<D>,1,<T>)'),
-            (3, 'exNorm', 'exNorm:<ln1>#1', '(1,<D>,1,<T>)'),
-            (4, 'Conv', 'Conv:<v_mm>#2', '(1,<D>,1,<T>)'),
-            (5, 'Conv', 'Conv:<q_mm>#2', '(1,<D>,1,<T>)'),
-            (6, 'Conv', 'Conv:<k_mm>#2', '(1,<D>,1,<T>)'),
-            (7, 'Reshape', 'Reshape:<v_reshape>', '(<h>,<hd>,1,<T>)'),
-            (8, 'Reshape', 'Reshape:<q_reshape>', '(<h>,<hd>,1,<T>)'),
-            (9, 'Reshape', 'Reshape:<k_reshape>', '(<h>,<hd>,1,<T>)'),
-            (10, 'exSDPAttention', 'exSDPAttention:<av_mm>_2sdpa', '(<h>,<hd>,1,<T>)'),
-            (11, 'Reshape', 'Reshape:<av_reshape.out>_rs', '(1,<D>,1,<T>)'),
-            (12, 'ConvAdd', 'Conv:<out_mm>#2_ConvAdd', '(1,<D>,1,<T>)'),
-            (13, 'exNorm', 'exNorm:<ln2>#1', '(1,<D>,1,<T>)'),
-            (14, 'ConvExGelu', 'Conv:<fc1>#2', '(1,<F>,1,<T>)'),
-            (15, 'ConvAdd', 'Conv:<fc2>#2_ConvAdd', '(1,<D>,1,<T>)'),
-            (16, 'Transpose', 'Transpose:<y>-rs_tp', '(1,<T>,1,<D>)'),
-            (17, 'Reshape', 'Reshape:<y>-rs', '(1,<T>,<D>)'),
-            (18, 'OutputOperator', 'OutputOperator:<y>', ''),
-        ),
-    },
-    ('2.3.2', 'rv1126b', 'int8'): {
-        'builds': 24, 'tokens': [33, 37, 41, 45, 49, 53, 57, 61, 65, 69, 73, 77, 81, 85, 89, 93, 97, 101, 105, 109, 113, 117, 121, 125],
-        'rows': (
-            (1, 'Reshape', '<x>', '(1,<T>,<D>)', 'UNDEFINED', ((1.0, 'aTD'),)),
-            (1, 'Reshape', '<x>_exSecondary', '(1,<T>,<D>)', 'NC1HWC2', ((2.0, 'aTD'),)),
-            (2, 'Transpose', '<x>_rs#1', '(1,<T>,1,<D>)', 'NC1HWC2', ((1.0, 'aTD'),)),
-            (2, 'Transpose', '<x>_rs#1_exSecondary', '(1,<T>,1,<D>)', 'NC1HWC2', ((2.0, 'aTD'),)),
-            (3, 'exNorm', '<x>_tp-rs', '(1,<D>,1,<T>)', 'NC1HWC2', ((1.0, 'aTD'),)),
-            (3, 'exNorm', '<x>_tp-rs_exSecondary', '(1,<D>,1,<T>)', 'NC1HWC2', ((-12.0, 'TD'), (17.0, 'TD64'))),
-            (4, 'Conv', '<ln1>#1', '(1,<D>,1,<T>)', 'NC1HWC2', ((1.0, 'uD'),)),
-            (5, 'Conv', '<ln1>#1', '(1,<D>,1,<T>)', 'NC1HWC2', ((1.0, 'uD'),)),
-            (6, 'Conv', '<ln1>#1', '(1,<D>,1,<T>)', 'NC1HWC2', ((1.0, 'uD'),)),
-            (7, 'Reshape', '<v_mm.out>_mm_tp_sw', '(1,<D>,1,<T>)', 'NC1HWC2', ((1.0, 'uD'),)),
-            (8, 'Reshape', '<q_mm.out>_mm_tp_sw', '(1,<D>,1,<T>)', 'NC1HWC2', ((1.0, 'uD'),)),
-            (9, 'Reshape', '<k_mm.out>_mm_tp_sw', '(1,<D>,1,<T>)', 'NC1HWC2', ((1.0, 'uD'),)),
-            (10, 'exSDPAttention', '<q_tp.out>_tp_rs', '(<h>,<hd>,1,<T>)', 'NC1HWC2', ((1.0, 'uD'),)),
-            (10, 'exSDPAttention', '<kt_tp.out>_rs', '(<h>,<hd>,1,<T>)', 'NC1HWC2', ((1.0, 'uD'),)),
-            (10, 'exSDPAttention', '<v_tp.out>_tp_rs', '(<h>,<hd>,1,<T>)', 'NC1HWC2', ((1.0, 'uD'),)),
-            (10, 'exSDPAttention', '<q_tp.out>_tp_rs_exSecondary', '(<h>,<hd>,1,<T>)', 'NC1HWC2', ((1.0, 'attention'),)),
-            (11, 'Reshape', '<av_mm.out>_sdpa', '(<h>,<hd>,1,<T>)', 'NC1HWC2', ((1.5, 'uD'),)),
-            (12, 'ConvAdd', '<av_tp.out>_sw', '(1,<D>,1,<T>)', 'NC1HWC2', ((1.5, 'uD'),)),
-            (12, 'ConvAdd', '<x>_tp-rs', '(1,<D>,1,<T>)', 'NC1HWC2', ((1.0, 'aTD'),)),
-            (13, 'exNorm', '<residual.out>-rs_tp', '(1,<D>,1,<T>)', 'NC1HWC2', ((1.0, 'uD'),)),
-            (13, 'exNorm', '<residual.out>-rs_tp_exSecondary', '(1,<D>,1,<T>)', 'NC1HWC2', ((-12.0, 'TD'), (17.0, 'TD64'))),
-            (14, 'ConvExGelu', '<ln2>#1', '(1,<D>,1,<T>)', 'NC1HWC2', ((1.0, 'uD'),)),
-            (15, 'ConvAdd', '<gelu_out.out>_tp-rs', '(1,<F>,1,<T>)', 'NC1HWC2', ((4.0, 'uD'),)),
             (15, 'ConvAdd', '<residual.out>-rs_tp', '(1,<D>,1,<T>)', 'NC1HWC2', ((1.0, 'uD'),)),
             (16, 'Transpose', '<y>-rs_tp', '(1,<D>,1,<T>)', 'NC1HWC2', ((1.0, 'uD'),)),
             (16, 'Transpose', '<y>-rs_tp_exSecondary', '(1,<D>,1,<T>)', 'NC1HWC2', ((1.0, 'uD'),)),
@@ -1432,10 +1378,64 @@ TEMPLATES: dict[tuple[str, str, str], Template] = {
             (18, 'OutputOperator', 'OutputOperator:<y>', ''),
         ),
     },
-    ('2.5.0', 'rk3562', 'fp16'): {
-        'builds': 28, 'tokens': [33, 37, 41, 45, 49, 53, 57, 61, 64, 65, 69, 73, 77, 81, 85, 89, 93, 97, 100, 101, 105, 109, 113, 117, 121, 125],
+    ('2.3.2', 'rv1126b', 'int8'): {
+        'builds': 28, 'tokens': [33, 37, 41, 45, 49, 53, 57, 61, 65, 69, 73, 77, 81, 85, 89, 93, 97, 101, 105, 109, 113, 117, 121, 125],
         'rows': (
-            (1, 'Reshape', '<x>', '(1,<T>,<D>)', 'UNDEFINED', ((1.0, 'TD'),)),
+            (1, 'Reshape', '<x>', '(1,<T>,<D>)', 'UNDEFINED', ((1.0, 'aTD'),)),
+            (1, 'Reshape', '<x>_exSecondary', '(1,<T>,<D>)', 'NC1HWC2', ((2.0, 'aTD'),)),
+            (2, 'Transpose', '<x>_rs#1', '(1,<T>,1,<D>)', 'NC1HWC2', ((1.0, 'aTD'),)),
+            (2, 'Transpose', '<x>_rs#1_exSecondary', '(1,<T>,1,<D>)', 'NC1HWC2', ((2.0, 'aTD'),)),
+            (3, 'exNorm', '<x>_tp-rs', '(1,<D>,1,<T>)', 'NC1HWC2', ((1.0, 'max_aTD_uDc'),)),
+            (3, 'exNorm', '<x>_tp-rs_exSecondary', '(1,<D>,1,<T>)', 'NC1HWC2', ((4.0, 'uD'), (32.0, 'u'), (64.0, '1'))),
+            (4, 'Conv', '<ln1>#1', '(1,<D>,1,<T>)', 'NC1HWC2', ((1.0, 'uD'),)),
+            (5, 'Conv', '<ln1>#1', '(1,<D>,1,<T>)', 'NC1HWC2', ((1.0, 'uD'),)),
+            (6, 'Conv', '<ln1>#1', '(1,<D>,1,<T>)', 'NC1HWC2', ((1.0, 'uD'),)),
+            (7, 'Reshape', '<v_mm.out>_mm_tp_sw', '(1,<D>,1,<T>)', 'NC1HWC2', ((1.0, 'uDc'),)),
+            (8, 'Reshape', '<q_mm.out>_mm_tp_sw', '(1,<D>,1,<T>)', 'NC1HWC2', ((1.0, 'uDc'),)),
+            (9, 'Reshape', '<k_mm.out>_mm_tp_sw', '(1,<D>,1,<T>)', 'NC1HWC2', ((1.0, 'uDc'),)),
+            (10, 'exSDPAttention', '<q_tp.out>_tp_rs', '(<h>,<hd>,1,<T>)', 'NC1HWC2', ((1.0, 'uDc'),)),
+            (10, 'exSDPAttention', '<kt_tp.out>_rs', '(<h>,<hd>,1,<T>)', 'NC1HWC2', ((1.0, 'uDc'),)),
+            (10, 'exSDPAttention', '<v_tp.out>_tp_rs', '(<h>,<hd>,1,<T>)', 'NC1HWC2', ((1.0, 'uDc'),)),
+            (10, 'exSDPAttention', '<q_tp.out>_tp_rs_exSecondary', '(<h>,<hd>,1,<T>)', 'NC1HWC2', ((1.0, 'attention'),)),
+            (11, 'Reshape', '<av_mm.out>_sdpa', '(<h>,<hd>,1,<T>)', 'NC1HWC2', ((1.0, 'uD'), (1.0, 'x'))),
+            (12, 'ConvAdd', '<av_tp.out>_sw', '(1,<D>,1,<T>)', 'NC1HWC2', ((1.0, 'uD'), (1.0, 'x'))),
+            (12, 'ConvAdd', '<x>_tp-rs', '(1,<D>,1,<T>)', 'NC1HWC2', ((1.0, 'max_aTD_uDc'),)),
+            (13, 'exNorm', '<residual.out>-rs_tp', '(1,<D>,1,<T>)', 'NC1HWC2', ((1.0, 'uDc'),)),
+            (13, 'exNorm', '<residual.out>-rs_tp_exSecondary', '(1,<D>,1,<T>)', 'NC1HWC2', ((4.0, 'uD'), (32.0, 'u'), (64.0, '1'))),
+            (14, 'ConvExGelu', '<ln2>#1', '(1,<D>,1,<T>)', 'NC1HWC2', ((1.0, 'uD'),)),
+            (15, 'ConvAdd', '<gelu_out.out>_tp-rs', '(1,<F>,1,<T>)', 'NC1HWC2', ((4.0, 'uD'),)),
+            (15, 'ConvAdd', '<residual.out>-rs_tp', '(1,<D>,1,<T>)', 'NC1HWC2', ((1.0, 'uDc'),)),
+            (16, 'Transpose', '<y>-rs_tp', '(1,<D>,1,<T>)', 'NC1HWC2', ((1.0, 'uDc'),)),
+            (16, 'Transpose', '<y>-rs_tp_exSecondary', '(1,<D>,1,<T>)', 'NC1HWC2', ((1.0, 'uD'),)),
+            (17, 'Reshape', '<y>-rs', '(1,<T>,1,<D>)', 'UNDEFINED', ((1.0, 'aTD'),)),
+            (18, 'OutputOperator', '<y>', '(1,<T>,<D>)', 'UNDEFINED', ((1.0, 'TD64'),)),
+        ),
+        'layers': (
+            (0, 'InputOperator', 'InputOperator:<x>', '(1,<T>,<D>)'),
+            (1, 'Reshape', 'Reshape:<x>_rs#1', '(1,<T>,1,<D>)'),
+            (2, 'Transpose', 'Transpose:<x>_tp', '(1,<D>,1,<T>)'),
+            (3, 'exNorm', 'exNorm:<ln1>#1', '(1,<D>,1,<T>)'),
+            (4, 'Conv', 'Conv:<v_mm>#2', '(1,<D>,1,<T>)'),
+            (5, 'Conv', 'Conv:<q_mm>#2', '(1,<D>,1,<T>)'),
+            (6, 'Conv', 'Conv:<k_mm>#2', '(1,<D>,1,<T>)'),
+            (7, 'Reshape', 'Reshape:<v_reshape>', '(<h>,<hd>,1,<T>)'),
+            (8, 'Reshape', 'Reshape:<q_reshape>', '(<h>,<hd>,1,<T>)'),
+            (9, 'Reshape', 'Reshape:<k_reshape>', '(<h>,<hd>,1,<T>)'),
+            (10, 'exSDPAttention', 'exSDPAttention:<av_mm>_2sdpa', '(<h>,<hd>,1,<T>)'),
+            (11, 'Reshape', 'Reshape:<av_reshape.out>_rs', '(1,<D>,1,<T>)'),
+            (12, 'ConvAdd', 'Conv:<out_mm>#2_ConvAdd', '(1,<D>,1,<T>)'),
+            (13, 'exNorm', 'exNorm:<ln2>#1', '(1,<D>,1,<T>)'),
+            (14, 'ConvExGelu', 'Conv:<fc1>#2', '(1,<F>,1,<T>)'),
+            (15, 'ConvAdd', 'Conv:<fc2>#2_ConvAdd', '(1,<D>,1,<T>)'),
+            (16, 'Transpose', 'Transpose:<y>-rs_tp', '(1,<T>,1,<D>)'),
+            (17, 'Reshape', 'Reshape:<y>-rs', '(1,<T>,<D>)'),
+            (18, 'OutputOperator', 'OutputOperator:<y>', ''),
+        ),
+    },
+    ('2.5.0', 'rk3562', 'fp16'): {
+        'builds': 32, 'tokens': [33, 37, 41, 45, 49, 53, 57, 61, 64, 65, 69, 73, 77, 81, 85, 89, 93, 97, 100, 101, 105, 109, 113, 117, 121, 125],
+        'rows': (
+            (1, 'Reshape', '<x>', '(1,<T>,<D>)', 'UNDEFINED', ((1.0, 'TD64'),)),
             (1, 'Reshape', '<x>_exSecondary', '(1,<T>,<D>)', 'NC1HWC2', ((1.0, 'aTD'), (1.0, 'oddTD'))),
             (2, 'Transpose', '<x>_rs#1', '(1,<T>,1,<D>)', 'NC1HWC2', ((1.0, 'aTD'),)),
             (2, 'Transpose', '<x>_rs#1_exSecondary', '(1,<T>,1,<D>)', 'NC1HWC2', ((2.0, 'aTD'),)),
@@ -1461,7 +1461,7 @@ TEMPLATES: dict[tuple[str, str, str], Template] = {
             (15, 'ConvAdd', '<residual.out>-rs', '(1,<D>,1,<T>)', 'NC1HWC2', ((1.0, 'uD'),)),
             (16, 'Transpose', '<y>-rs_tp', '(1,<D>,1,<T>)', 'NC1HWC2', ((1.0, 'uD'),)),
             (17, 'Reshape', '<y>-rs', '(1,<T>,1,<D>)', 'UNDEFINED', ((1.0, 'aTD'),)),
-            (18, 'OutputOperator', '<y>', '(1,<T>,<D>)', 'UNDEFINED', ((1.0, 'TD'),)),
+            (18, 'OutputOperator', '<y>', '(1,<T>,<D>)', 'UNDEFINED', ((1.0, 'TD64'),)),
         ),
         'layers': (
             (0, 'InputOperator', 'InputOperator:<x>', '(1,<T>,<D>)'),
@@ -1486,7 +1486,7 @@ TEMPLATES: dict[tuple[str, str, str], Template] = {
         ),
     },
     ('2.5.0', 'rk3562', 'int8'): {
-        'builds': 28, 'tokens': [33, 37, 41, 45, 49, 53, 57, 61, 64, 65, 69, 73, 77, 81, 85, 89, 93, 97, 100, 101, 105, 109, 113, 117, 121, 125],
+        'builds': 32, 'tokens': [33, 37, 41, 45, 49, 53, 57, 61, 64, 65, 69, 73, 77, 81, 85, 89, 93, 97, 100, 101, 105, 109, 113, 117, 121, 125],
         'rows': (
             (1, 'Reshape', '<x>', '(1,<T>,<D>)', 'UNDEFINED', ((1.0, 'TD64'),)),
             (1, 'Reshape', '<x>_exSecondary', '(1,<T>,<D>)', 'NC1HWC2', ((1.0, 'aTD'), (1.0, 'oddTD'))),
@@ -1539,7 +1539,7 @@ TEMPLATES: dict[tuple[str, str, str], Template] = {
         ),
     },
     ('2.5.0', 'rk3576', 'fp16'): {
-        'builds': 28, 'tokens': [33, 37, 41, 45, 49, 53, 57, 61, 64, 65, 69, 73, 77, 81, 85, 89, 93, 97, 100, 101, 105, 109, 113, 117, 121, 125],
+        'builds': 32, 'tokens': [33, 37, 41, 45, 49, 53, 57, 61, 64, 65, 69, 73, 77, 81, 85, 89, 93, 97, 100, 101, 105, 109, 113, 117, 121, 125],
         'rows': (
             (1, 'Reshape', '<x>', '(1,<T>,<D>)', 'UNDEFINED', ((1.0, 'aTD'),)),
             (1, 'Reshape', '<x>_exSecondary', '(1,<T>,<D>)', 'NC1HWC2', ((1.0, 'aTD'), (1.0, 'oddTD'))),
@@ -1568,7 +1568,7 @@ TEMPLATES: dict[tuple[str, str, str], Template] = {
             (16, 'ConvAdd', '<residual.out>-rs', '(1,<D>,1,<T>)', 'NC1HWC2', ((1.0, 'uD'),)),
             (17, 'Transpose', '<y>-rs_tp', '(1,<D>,1,<T>)', 'NC1HWC2', ((1.0, 'uD'),)),
             (18, 'Reshape', '<y>-rs', '(1,<T>,1,<D>)', 'UNDEFINED', ((1.0, 'aTD'),)),
-            (19, 'OutputOperator', '<y>', '(1,<T>,<D>)', 'UNDEFINED', ((1.0, 'TD'),)),
+            (19, 'OutputOperator', '<y>', '(1,<T>,<D>)', 'UNDEFINED', ((1.0, 'TD64'),)),
         ),
         'layers': (
             (0, 'InputOperator', 'InputOperator:<x>', '(1,<T>,<D>)'),
@@ -1594,7 +1594,7 @@ TEMPLATES: dict[tuple[str, str, str], Template] = {
         ),
     },
     ('2.5.0', 'rk3576', 'int8'): {
-        'builds': 28, 'tokens': [33, 37, 41, 45, 49, 53, 57, 61, 64, 65, 69, 73, 77, 81, 85, 89, 93, 97, 100, 101, 105, 109, 113, 117, 121, 125],
+        'builds': 32, 'tokens': [33, 37, 41, 45, 49, 53, 57, 61, 64, 65, 69, 73, 77, 81, 85, 89, 93, 97, 100, 101, 105, 109, 113, 117, 121, 125],
         'rows': (
             (1, 'Reshape', '<x>', '(1,<T>,<D>)', 'UNDEFINED', ((1.0, 'aTD'),)),
             (1, 'Reshape', '<x>_exSecondary', '(1,<T>,<D>)', 'NC1HWC2', ((1.0, 'aTD'), (1.0, 'oddTD'))),
@@ -1649,7 +1649,7 @@ TEMPLATES: dict[tuple[str, str, str], Template] = {
         ),
     },
     ('2.5.0', 'rk3588', 'fp16'): {
-        'builds': 26, 'tokens': [33, 37, 41, 45, 49, 53, 57, 61, 65, 69, 73, 77, 81, 85, 89, 93, 97, 101, 105, 109, 113, 117, 121, 125],
+        'builds': 29, 'tokens': [33, 37, 41, 45, 49, 53, 57, 61, 65, 69, 73, 77, 81, 85, 89, 93, 97, 101, 105, 109, 113, 117, 121, 125],
         'rows': (
             (1, 'Reshape', '<x>', '(1,<T>,<D>)', 'UNDEFINED', ((1.0, 'aTD'),)),
             (1, 'Reshape', '<x>_exSecondary', '(1,<T>,<D>)', 'NC1HWC2', ((2.0, 'aTD'),)),
@@ -1708,7 +1708,7 @@ TEMPLATES: dict[tuple[str, str, str], Template] = {
         ),
     },
     ('2.5.0', 'rk3588', 'int8'): {
-        'builds': 74, 'tokens': [33, 35, 37, 39, 41, 43, 45, 47, 49, 51, 53, 55, 57, 59, 61, 63, 65, 67, 69, 71, 73, 75, 77, 79, 81, 83, 85, 87, 89, 91, 93, 95, 97, 99, 101, 103, 105, 107, 109, 111, 113, 115, 117, 119, 121, 123, 125, 127],
+        'builds': 77, 'tokens': [33, 35, 37, 39, 41, 43, 45, 47, 49, 51, 53, 55, 57, 59, 61, 63, 65, 67, 69, 71, 73, 75, 77, 79, 81, 83, 85, 87, 89, 91, 93, 95, 97, 99, 101, 103, 105, 107, 109, 111, 113, 115, 117, 119, 121, 123, 125, 127],
         'rows': (
             (1, 'Reshape', '<x>', '(1,<T>,<D>)', 'UNDEFINED', ((1.0, 'aTD'),)),
             (1, 'Reshape', '<x>_exSecondary', '(1,<T>,<D>)', 'NC1HWC2', ((2.0, 'aTD'),)),
@@ -1767,7 +1767,7 @@ TEMPLATES: dict[tuple[str, str, str], Template] = {
         ),
     },
     ('2.5.0', 'rv1103', 'int8'): {
-        'builds': 4, 'tokens': [49, 64, 100],
+        'builds': 8, 'tokens': [37, 49, 57, 64, 81, 100, 113],
         'rows': (
             (1, 'Reshape', '<x>', '(1,<T>,<D>)', 'UNDEFINED', ((1.0, 'aTD'),)),
             (1, 'Reshape', '<x>_exSecondary', '(1,<T>,<D>)', 'NC1HWC2', ((1.0, 'aTD'), (1.0, 'oddTD'))),
@@ -1818,7 +1818,7 @@ TEMPLATES: dict[tuple[str, str, str], Template] = {
         ),
     },
     ('2.5.0', 'rv1106', 'int8'): {
-        'builds': 28, 'tokens': [33, 37, 41, 45, 49, 53, 57, 61, 64, 65, 69, 73, 77, 81, 85, 89, 93, 97, 100, 101, 105, 109, 113, 117, 121, 125],
+        'builds': 32, 'tokens': [33, 37, 41, 45, 49, 53, 57, 61, 64, 65, 69, 73, 77, 81, 85, 89, 93, 97, 100, 101, 105, 109, 113, 117, 121, 125],
         'rows': (
             (1, 'Reshape', '<x>', '(1,<T>,<D>)', 'UNDEFINED', ((1.0, 'aTD'),)),
             (1, 'Reshape', '<x>_exSecondary', '(1,<T>,<D>)', 'NC1HWC2', ((1.0, 'aTD'), (1.0, 'oddTD'))),
@@ -1869,7 +1869,7 @@ TEMPLATES: dict[tuple[str, str, str], Template] = {
         ),
     },
     ('2.5.0', 'rv1126b', 'fp16'): {
-        'builds': 28, 'tokens': [33, 37, 41, 45, 49, 53, 57, 61, 64, 65, 69, 73, 77, 81, 85, 89, 93, 97, 100, 101, 105, 109, 113, 117, 121, 125],
+        'builds': 32, 'tokens': [33, 37, 41, 45, 49, 53, 57, 61, 64, 65, 69, 73, 77, 81, 85, 89, 93, 97, 100, 101, 105, 109, 113, 117, 121, 125],
         'rows': (
             (1, 'Reshape', '<x>', '(1,<T>,<D>)', 'UNDEFINED', ((1.0, 'aTD'),)),
             (1, 'Reshape', '<x>_exSecondary', '(1,<T>,<D>)', 'NC1HWC2', ((1.0, 'aTD'), (1.0, 'oddTD'))),
@@ -1897,7 +1897,7 @@ TEMPLATES: dict[tuple[str, str, str], Template] = {
             (15, 'ConvAdd', '<residual.out>-rs', '(1,<D>,1,<T>)', 'NC1HWC2', ((1.0, 'uD'),)),
             (16, 'Transpose', '<y>-rs_tp', '(1,<D>,1,<T>)', 'NC1HWC2', ((1.0, 'uD'),)),
             (17, 'Reshape', '<y>-rs', '(1,<T>,1,<D>)', 'UNDEFINED', ((1.0, 'aTD'),)),
-            (18, 'OutputOperator', '<y>', '(1,<T>,<D>)', 'UNDEFINED', ((1.0, 'TD'),)),
+            (18, 'OutputOperator', '<y>', '(1,<T>,<D>)', 'UNDEFINED', ((1.0, 'TD64'),)),
         ),
         'layers': (
             (0, 'InputOperator', 'InputOperator:<x>', '(1,<T>,<D>)'),
@@ -1922,7 +1922,7 @@ TEMPLATES: dict[tuple[str, str, str], Template] = {
         ),
     },
     ('2.5.0', 'rv1126b', 'int8'): {
-        'builds': 28, 'tokens': [33, 37, 41, 45, 49, 53, 57, 61, 64, 65, 69, 73, 77, 81, 85, 89, 93, 97, 100, 101, 105, 109, 113, 117, 121, 125],
+        'builds': 32, 'tokens': [33, 37, 41, 45, 49, 53, 57, 61, 64, 65, 69, 73, 77, 81, 85, 89, 93, 97, 100, 101, 105, 109, 113, 117, 121, 125],
         'rows': (
             (1, 'Reshape', '<x>', '(1,<T>,<D>)', 'UNDEFINED', ((1.0, 'aTD'),)),
             (1, 'Reshape', '<x>_exSecondary', '(1,<T>,<D>)', 'NC1HWC2', ((1.0, 'aTD'), (1.0, 'oddTD'))),

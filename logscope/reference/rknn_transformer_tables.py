@@ -73,6 +73,13 @@ ATTENTION_SCRATCH: dict[tuple[str, str, str | None], tuple[int, ...]] = {
     ),
 }  # fmt: skip
 _ALIASES = {"rv1126b": "rk3576", "rv1103": "rv1106"}
+#: Buffers the compiler holds that no row lists, by (target, dtype, toolkits): (the row whose reader holds
+#: it, its size as a multiple of that row's). rk3562 fp16 from 2.3.2: the residual ConvAdd after the
+#: attention keeps its output out of the gap below the attention output, as a scratch of 1.25-2 x that
+#: output would (every in-domain development build replays exactly with it, 48 of 54 without); 2 x is taken.
+UNLISTED_SCRATCH: dict[tuple[str, str], tuple[tuple[str, ...], str, int]] = {
+    ("rk3562", "fp16"): (("2.3.2", "2.5.0"), "<av_tp.out>_sw", 2),
+}
 T_RANGE = (33, 128)
 #: Conv output channel rounding in bytes (the learned profiles' conv_bytes).
 CONV_BYTES = {"rk3576": 32, "rv1126b": 32, "rk3588": 32, "rk3562": 16, "rv1106": 16, "rv1103": 16}
@@ -345,6 +352,25 @@ def predict_table(
     return frame, layers, _writers(block, frame, layers, template)
 
 
+def unlisted_rows(
+    graph: RefGraph, rows: pd.DataFrame, target: str, dtype: str, toolkit: str | None
+) -> pd.DataFrame:
+    """The scratch rows the compiler holds but does not list (`UNLISTED_SCRATCH`), as table rows named
+    `<row>_unlisted_exSecondary` (so that the replay's lifetimes treat them as the reader's scratch)."""
+    rule = UNLISTED_SCRATCH.get((target, dtype))
+    key = version_key(toolkit) if toolkit else (2, 5, 0)
+    version = ".".join(str(k) for k in key) if key else None
+    block = match_block(graph)
+    if rule is None or version not in rule[0] or block is None:
+        return rows.iloc[0:0]
+    names = block.names()
+    name = _PLACEHOLDER.sub(lambda m: names[m.group(1)], rule[1])
+    hit = rows[rows["name"] == name].head(1).copy()
+    hit["name"] = f"{name}_unlisted_exSecondary"
+    hit["size_bytes"] = hit["size_bytes"] * rule[2]
+    return hit
+
+
 #: Which ONNX op's output a role's input is (the block's chains), for following a tensor back to its writer.
 _INPUT_OF = {"q_tp": "q_reshape", "q_reshape": "q_add", "k_tp": "k_reshape", "k_reshape": "k_add",
              "kt_tp": "k_tp", "v_tp": "v_reshape", "v_reshape": "v_add"}  # fmt: skip
@@ -369,3 +395,44 @@ def _writers(block: Block, rows: pd.DataFrame, layers: pd.DataFrame, template: T
         if m and role in layer_of and m.group(1).removesuffix(".out") in _INPUT_OF:
             out[str(filled)] = layer_of[role]
     return out
+
+
+def table_note(graph: RefGraph, target: str, dtype: str, toolkit: str | None) -> str | None:
+    """What the RKNN figure of a transformer block is: the compiler's table predicted, or why not (then
+    the figure is the ONNX-tensor estimate, which the compiler's rewrite does not keep)."""
+    block = match_block(graph)
+    if block is None:
+        types = {op.op_type for op in graph.ops}
+        if "Softmax" in types and "MatMul" in types:
+            return (
+                "RKNN: the graph has attention (MatMul, Softmax) but not in the one form whose compiler "
+                "tables are learned (a single pre-norm block: LayerNormalization, Q/K/V MatMul + Add + "
+                "Reshape + Transpose, MatMul-Mul-Softmax-MatMul, an Erf GELU MLP, residual Adds); the "
+                "compiler rewrites attention into ops with buffers of their own, so this RKNN total is the "
+                "ONNX-tensor estimate, not the compiler's"
+            )
+        return None
+    key = version_key(toolkit) if toolkit else (2, 5, 0)
+    version = ".".join(str(k) for k in key) if key else str(toolkit)
+    template = TEMPLATES.get((version, target, dtype))
+    shape = f"T {block.tokens}, D {block.width}, {block.heads} heads"
+    if template is not None and predict_table(graph, target, dtype, toolkit) is not None:
+        return (
+            f"RKNN: transformer block ({shape}): the compiler's feature table is predicted row by row "
+            f"({len(template['rows'])} rows, learned from {template['builds']} development builds of "
+            f"{version} {target} {dtype}) and placed with the replay's lifetimes (docs/reference.md)"
+        )
+    if template is None:
+        why = f"no table is learned for {version} {target} {dtype}"
+        if target in ("rk3566", "rk3568"):
+            why += " (its attention runs as exMatMul kernels whose scratch no rule covers yet)"
+    elif block.width % block.heads or (block.width // block.heads) % 16:
+        why = f"head width {block.width / block.heads:g} is not a multiple of 16 (another row list)"
+    elif not T_RANGE[0] <= block.tokens <= T_RANGE[1]:
+        why = f"T {block.tokens} is outside {T_RANGE[0]}-{T_RANGE[1]}, the attention scratch's measured range"
+    else:
+        why = f"on {target} with {version} the compiler lists other rows for this T and D"
+    return (
+        f"RKNN: transformer block ({shape}) not predicted: {why}; the compiler rewrites it into ops with "
+        "buffers of their own, so this RKNN total is the ONNX-tensor estimate, not the compiler's"
+    )

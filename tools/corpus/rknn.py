@@ -46,6 +46,7 @@ EXTRA_SETS = {
     "transformer-dev": "TRANSFORMER_DEV",
     "transformer-sweep": "TRANSFORMER_SWEEP",
     "transformer-sweep-targets": "TRANSFORMER_SWEEP_TARGETS",
+    "transformer-heldout": "TRANSFORMER_HELDOUT",
 }
 BASE = HERE / ".venv-base"
 VERSIONS = ("2.5.0", "2.3.2", "2.3.0", "2.2.0")

@@ -42,6 +42,7 @@ import logscope  # noqa: E402
 from logscope.reference import ReferenceOptions, analyze_model  # noqa: E402
 from logscope.reference.rknn import RknnOptions, emulate_rknn  # noqa: E402
 from logscope.reference.rknn_profiles import PROFILES  # noqa: E402
+from logscope.reference.rknn_transformer_tables import table_note  # noqa: E402
 
 
 @dataclass
@@ -131,6 +132,10 @@ def measure(builds: list[dict[str, Any]] | None = None, logs: dict[str, Any] | N
             options = RknnOptions(target=b["target"], dtype=b["dtype"], toolkit=b["toolkit"])
             plan = emulate_rknn(ref.graph, ref.fusions, options)
             cause = "" if plan.total == logged else _cause(rows, plan)
+            note = table_note(ref.graph, b["target"], b["dtype"], b["toolkit"])
+            if cause and note and "not predicted: " in note:
+                why = note.split("not predicted: ", 1)[1].split(";", 1)[0]
+                cause = f"transformer table not predicted ({why}): {cause}"
             out.append(
                 Outcome(b["id"], b["toolkit"], b["target"], b["dtype"], b["model"], logged, plan.total, cause)
             )

@@ -4,7 +4,8 @@
     python tools/corpus/rknn_transformer_templates.py --check  # exit 1 if that module is not current
 
 For each (toolkit, target, dtype) the corpus has development builds of (fixtures/rknn-compiler/
-transformer-dev/, transformer-sweep/, transformer-sweep-targets/), the builds inside the rules' domain
+transformer-dev/, transformer-heldout/, transformer-sweep/, transformer-sweep-targets/; a template needs
+builds of at least two widths and two head counts), the builds inside the rules' domain
 (33 <= T <= 128, head width a multiple of 16; on rk3588 from 2.3.2 also T not a multiple of 16 and D a
 multiple of 32, where the compiler lists other rows) must all print the same row list. That list becomes
 a template: each row's op, user, name and shape written in terms of the block's ONNX names and T, D, h,
@@ -31,7 +32,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 CORPUS = ROOT / "fixtures" / "rknn-compiler"
 OUT = ROOT / "logscope" / "reference" / "rknn_transformer_data.py"
-FOLDERS = ("transformer-dev", "transformer-sweep", "transformer-sweep-targets")
+FOLDERS = ("transformer-dev", "transformer-sweep", "transformer-sweep-targets", "transformer-heldout")
 MODEL_RE = re.compile(r"tf_t(\d+)_d(\d+)_h(\d+)")
 
 sys.path.insert(0, str(HERE))
@@ -180,6 +181,9 @@ def learn() -> tuple[dict[tuple[str, str, str], dict[str, Any]], list[str]]:
             rows, layers = _tables(folder / b["log"])
             dims = {"T": t, "D": d, "h": h, "hd": d // h, "F": 4 * d}
             parsed.append((b, dims, rows, layers))
+        if len({p[1]["D"] for p in parsed}) < 2 or len({p[1]["h"] for p in parsed}) < 2:
+            report.append(f"{key}: its {len(parsed)} builds do not vary D and h: no template")
+            continue
         ref = next((p for p in parsed if _distinct(p[1])), None)
         if ref is None:
             report.append(f"{key}: no build with distinct T, D, h, hd, F")

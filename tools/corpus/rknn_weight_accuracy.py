@@ -13,8 +13,9 @@ block beyond the const table is not known (rk3576, rv1126b) the prediction is th
 Groups: the CNN models the layout rules were fitted on; two held-out CNN models, `fpn_lite` (added to
 the corpus after the other rules were written) and `dw_13`; the `transformer` build the LayerNorm and
 MatMul rows were read from; the held-out transformer sets (`transformer-dev`: other T, D and heads on
-every target, `transformer-sweep`: T 33-127 on rk3588); the LSTM/GRU models the recurrent rows were
-read from (`lstm`, `gru`, `recurrent-dev`) and the held-out ones (`heldout-recurrent`). Before 2.3.2
+every target, `transformer-sweep`: T 33-127 on rk3588, `transformer-heldout`: added after these
+rules); the LSTM/GRU models the recurrent rows were read from (`lstm`, `gru`, `recurrent-dev`) and the
+held-out ones (`heldout-recurrent`). Before 2.3.2
 the recurrent layout is not modelled: those builds get no prediction (counted, never within or exact).
 """
 
@@ -44,12 +45,15 @@ from logscope.reference.graph import build_graph  # noqa: E402
 from logscope.reference.rknn_weights import plan_weights  # noqa: E402
 
 HELD_OUT = ("fpn_lite", "dw_13")
-SETS = ("transformer-dev", "transformer-sweep", "recurrent-dev", "heldout-recurrent")
+SETS = ("transformer-dev", "transformer-sweep", "transformer-heldout", "recurrent-dev", "heldout-recurrent")
 GROUPS = (
     ("cnn", "CNN models the rules were fitted on"),
     ("cnn-held-out", "Held-out CNN models (fpn_lite, dw_13)"),
     ("transformer", "`transformer` (T 49, D 64, 4 heads), the LayerNorm and MatMul rows' source"),
-    ("transformer-held-out", "Held-out transformer blocks (transformer-dev, transformer-sweep)"),
+    (
+        "transformer-held-out",
+        "Held-out transformer blocks (transformer-dev, transformer-sweep, transformer-heldout)",
+    ),
     ("recurrent", "LSTM/GRU models the recurrent rows were read from (lstm, gru, recurrent-dev)"),
     ("recurrent-held-out", "Held-out LSTM/GRU models (heldout-recurrent)"),
 )
