@@ -36,6 +36,7 @@ from logscope.reference.rknn import (
 from logscope.reference.rknn_profiles import version_key
 from logscope.reference.rknn_rewrites import unmodelled_note
 from logscope.reference.rknn_transformer_tables import table_note
+from logscope.reference.rknn_weights import WeightPlan, plan_weights, weights_frame_rows, weights_notes
 from logscope.reference.shapes import Shape
 
 if TYPE_CHECKING:
@@ -102,6 +103,7 @@ class ReferenceResult:
     frames: dict[str, pd.DataFrame]
     totals: dict[str, Any]
     notes: list[str]
+    weights: WeightPlan | None = None  # the RKNN const layout (rknn_weights); None: no learned layout
 
     def summary(self) -> dict[str, Any]:
         """The JSON contract (`schema_version` 1): keys are never renamed."""
@@ -176,7 +178,9 @@ def analyze_model(
     lb = lower_bound(records)
     fusions = find_fusions(graph)
     rknn = emulate_rknn(graph, fusions, options.rknn())
+    weights = plan_weights(graph, rknn.options.target, dtype, options.toolkit)
     frames = _frames(graph, costs, fusions, lifetimes, plans, rknn, options)
+    frames["ref_rknn_weights"] = build_reference_frame("ref_rknn_weights", weights_frame_rows(weights))
     live = live_curve(records, len(graph.ops))
     peak_step = live.index(lb) if lb and live else None
     aux = sum(
@@ -210,6 +214,11 @@ def analyze_model(
         "rknn_lower_bound_bytes": rknn.lower_bound,
         "rknn_greedy_bytes": rknn.greedy.total,
         "rknn_padding_bytes": sum(t.native_bytes - t.logical_bytes for t in rknn.tensors if not t.is_input),
+        # The predicted `Total Weight Memory Size` (None where the target's block beyond the table or
+        # an op's consts are not modelled) and the predicted const table alone (rows rounded to 64 B);
+        # docs/reference.md "Weight memory".
+        "rknn_weight_bytes": weights.total if weights is not None and weights.complete else None,
+        "rknn_weight_table_bytes": weights.table_bytes if weights is not None else None,
     }
     notes = list(graph.notes)
     if dtype == "fp32":
@@ -248,8 +257,9 @@ def analyze_model(
         transformer = table_note(graph, rknn.options.target, rknn_dtype(rknn.options.dtype), options.toolkit)
         if transformer:
             notes.append(transformer)
+    notes.extend(weights_notes(weights, rknn.options.target, dtype))
     return ReferenceResult(
-        source, options, graph, costs, fusions, lifetimes, plans, rknn, frames, totals, notes
+        source, options, graph, costs, fusions, lifetimes, plans, rknn, frames, totals, notes, weights
     )
 
 

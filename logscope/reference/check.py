@@ -30,6 +30,7 @@ from logscope.reference.rknn import (
     replay_log,
 )
 from logscope.reference.rknn_profiles import LEARNED_FROM, profile_applies
+from logscope.reference.rknn_weights import CONST_ALIGN, WeightPlan
 
 SCHEMA_VERSION = 1
 IO_OPERATORS = ("InputOperator", "OutputOperator")
@@ -170,9 +171,11 @@ def cross_check(log: ParsedLog, ref: ReferenceResult, build_index: int | None = 
         for r in layers.itertuples(index=False)
         if str(r.target).upper() == "CPU"
     ]
+    weight_rows = weight_row_matches(const, ref.weights)
     summary = _summary_rows(
         log, b, mem, feature, const, layers, ref, replay, check_tensors, fusion_rows, cpu_rows
     )
+    summary.insert(1, _weight_layout_row(mem, const, ref, weight_rows))
     suggested = suggested_quirks(check_tensors) - ref.rknn.options.quirks
     if suggested:
         quirks = ref.rknn.options.quirks | suggested
@@ -214,6 +217,7 @@ def cross_check(log: ParsedLog, ref: ReferenceResult, build_index: int | None = 
         "check_fusions": build_reference_frame("check_fusions", fusion_rows),
         "check_cpu_ops": build_reference_frame("check_cpu_ops", cpu_rows),
         "check_curve": build_reference_frame("check_curve", curve_rows),
+        "check_weights": build_reference_frame("check_weights", weight_rows),
     }
     if replay is not None:
         frames["replay"] = replay.frame
@@ -668,6 +672,134 @@ def _weight_cause(log_value: int | None, ref_value: int, const: pd.DataFrame, re
     return "; ".join(parts)
 
 
+WEIGHT_LAYOUT_ITEM = "weight memory (RKNN const layout)"
+#: Bytes within which a printed KiB total (2.2.0: two decimals, 5.12 B a step) counts as reproduced.
+PRINTED_ROUNDING = 6
+
+
+def weight_row_matches(const: pd.DataFrame, plan: WeightPlan | None) -> list[dict[str, Any]]:
+    """The log's const rows against the predicted ones: by name, else (a model whose names the converter
+    changed, such as a TensorFlow export) by printed shape in table order, else an int64 row by any
+    unmatched shape constant. A predicted row the log lacks gets a row with no line."""
+    if plan is None:
+        return []
+    by_name = {r.name: r for r in plan.rows}
+    used: set[str] = set()
+    rows: list[dict[str, Any]] = []
+    pending = []
+    for r in const.itertuples(index=False):
+        hit = by_name.get(str(r.name))
+        if hit is not None and hit.name not in used:
+            used.add(hit.name)
+            rows.append(_weight_match(r, hit))
+        else:
+            pending.append(r)
+    for r in pending:
+        shape = parse_shape(r.orig_shape)
+        hit = next((p for p in plan.rows if p.name not in used and p.shape == shape), None)
+        if hit is None and str(r.dtype).upper() == "INT64":
+            # the compiler renames (and may widen) reshape shapes by version: `c32` (3) of the model is
+            # `Reshape33_o0_rs_i1_sw` (4) in a 2.5.0 transformer log; any unmatched shape row will do
+            hit = next((p for p in plan.rows if p.name not in used and p.component == "shape constant"), None)
+        if hit is not None:
+            used.add(hit.name)
+        rows.append(_weight_match(r, hit))
+    for p in plan.rows:
+        if p.name not in used:
+            rows.append(
+                {
+                    "log_line": None,
+                    "name": p.name,
+                    "component": p.component,
+                    "log_shape": None,
+                    "log_size_bytes": None,
+                    "ref_size_bytes": p.size_bytes,
+                    "size_difference": None,
+                    "rule": p.rule,
+                }
+            )
+    return rows
+
+
+def _weight_match(r: Any, hit: Any) -> dict[str, Any]:
+    size = _int(r.size_bytes)
+    return {
+        "log_line": _int(r.line),
+        "name": str(r.name),
+        "component": hit.component if hit is not None else "not predicted",
+        "log_shape": str(r.orig_shape),
+        "log_size_bytes": size,
+        "ref_size_bytes": hit.size_bytes if hit is not None else None,
+        "size_difference": size - hit.size_bytes if hit is not None and size is not None else None,
+        "rule": hit.rule if hit is not None else "",
+    }
+
+
+def _weight_layout_row(
+    mem: Any, const: pd.DataFrame, ref: ReferenceResult, matches: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """`Total Weight Memory Size` against the const layout emulation, itemised per component (each row
+    rounded to its 64-B slot, as the table places it) with the remainder stated."""
+    logged = _int(mem["weight_bytes"]) if mem is not None else None
+    line = mem["weight_line"] if mem is not None else None
+    plan = ref.weights
+    if plan is None:
+        return _row(WEIGHT_LAYOUT_ITEM, logged, None, ref.notes[-1] if ref.notes else "", line)
+    predicted = plan.total if plan.complete else None
+    logged_parts: dict[str, int] = {}
+    predicted_parts: dict[str, int] = {}
+    for m in matches:
+        c = str(m["component"])
+        if m["log_size_bytes"] is not None:
+            logged_parts[c] = logged_parts.get(c, 0) + align_up(int(m["log_size_bytes"]), CONST_ALIGN)
+        if m["ref_size_bytes"] is not None:
+            predicted_parts[c] = predicted_parts.get(c, 0) + align_up(int(m["ref_size_bytes"]), CONST_ALIGN)
+    parts = []
+    if len(const):
+        for c in dict.fromkeys([*predicted_parts, *logged_parts]):
+            got, want = logged_parts.get(c, 0), predicted_parts.get(c, 0)
+            parts.append(
+                f"{c} {got:,} B logged / {want:,} predicted" + (f" ({got - want:+,})" if got != want else "")
+            )
+        missing = [str(m["name"]) for m in matches if m["log_line"] is None]
+        extra = [str(m["name"]) for m in matches if m["component"] == "not predicted"]
+        if missing:
+            parts.append(f"predicted rows the log lacks: {', '.join(missing[:3])}")
+        if extra:
+            parts.append(f"log rows not predicted: {', '.join(extra[:3])}")
+        table = sum(logged_parts.values())
+    else:
+        parts.append(
+            "the log has no const table: " + ", ".join(f"{c} {v:,} B" for c, v in predicted_parts.items())
+        )
+        table = plan.table_bytes
+    if logged is None:
+        return _row(
+            WEIGHT_LAYOUT_ITEM, None, predicted, "; ".join(["the log prints no weight total", *parts]), line
+        )
+    beyond = logged - table
+    if not len(const):
+        rest = logged - plan.total
+        if plan.fixed_block is not None:
+            parts.append(f"block beyond the table {plan.fixed_block:,} B predicted")
+        if rest:
+            parts.append(f"unexplained remainder {rest:+,} B (the log lists no const rows to compare)")
+        return _row(WEIGHT_LAYOUT_ITEM, logged, predicted, "; ".join(parts), line)
+    if plan.fixed_block is None:
+        parts.append(
+            f"unexplained remainder {beyond:+,} B: {ref.rknn.options.target}'s block beyond the "
+            "table is not modelled"
+        )
+    else:
+        parts.append(f"block beyond the table {beyond:,} B logged / {plan.fixed_block:,} predicted")
+        rest = beyond - plan.fixed_block
+        if abs(rest) <= PRINTED_ROUNDING:
+            parts.append(f"remainder {rest:+d} B (the printed KiB rounding)")
+        else:
+            parts.append(f"unexplained remainder {rest:+,} B")
+    return _row(WEIGHT_LAYOUT_ITEM, logged, predicted, "; ".join(parts), line)
+
+
 def _reference_weights(ref: ReferenceResult) -> list[tuple[int, int, str]]:
     """(elements, bytes under the analysis dtype, name) of every weight the reference counts."""
     g = ref.graph
@@ -765,6 +897,9 @@ def check_log_against_model(
     result = cross_check(log, ref, b)
     if not from_log:
         notes.append(reproducing_targets(log, b, ref))
+        weight_note = weight_reproducing_targets(log, b, ref)
+        if weight_note:
+            notes.append(weight_note)
     result.notes[:0] = notes
     result.notes.extend(ref.notes)
     return result
@@ -804,6 +939,28 @@ def reproducing_targets(log: ParsedLog, build_index: int | None, ref: ReferenceR
     return (
         f"targets whose learned profile reproduces the logged {logged:,} B ({opts.dtype}): {', '.join(hits)}"
     )
+
+
+def weight_reproducing_targets(log: ParsedLog, build_index: int | None, ref: ReferenceResult) -> str:
+    """Which targets' const layouts reproduce the build's `Total Weight Memory Size` (a log naming none)."""
+    from logscope.reference.rknn_weights import LAYOUTS, plan_weights
+
+    memory = log.frames["memory"]
+    rows = memory[memory["build_index"] == build_index]
+    logged = _int(rows.iloc[0]["weight_bytes"]) if len(rows) else None
+    if logged is None:
+        return ""
+    dtype = "int8" if ref.rknn.options.dtype == "int8" else "fp16"
+    hits = []
+    for target, layout_dtype in LAYOUTS:
+        if layout_dtype != dtype:
+            continue
+        plan = plan_weights(ref.graph, target, dtype, ref.rknn.options.toolkit)
+        if plan is not None and plan.complete and _same_total(plan.total, logged):
+            hits.append(target)
+    if not hits:
+        return f"the logged weight total {logged:,} B ({dtype}) matches no target's const layout"
+    return f"the logged weight total {logged:,} B ({dtype}) matches the const layout of: " + ", ".join(hits)
 
 
 def rknn_dtype_known(target: str, dtype: str) -> bool:

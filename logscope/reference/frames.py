@@ -87,6 +87,28 @@ REFERENCE_SCHEMAS: dict[str, dict[str, str]] = {
         "output_shape": STR,
         "eliminated_bytes": INT,  # activation bytes of the intermediates the fusion removes
     },
+    # The RKNN const tensors predicted for the model (logscope.reference.rknn_weights), in table order.
+    "ref_rknn_weights": {
+        "name": STR,
+        "component": STR,
+        "op": STR,
+        "shape": STR,
+        "dtype": STR,
+        "size_bytes": INT,
+        "stored_bytes": INT,  # rounded up to the table's 64-B row alignment
+        "rule": STR,
+    },
+    # The log's const rows against the predicted ones, matched by name (logscope.reference.check).
+    "check_weights": {
+        "log_line": INT,
+        "name": STR,
+        "component": STR,
+        "log_shape": STR,
+        "log_size_bytes": INT,
+        "ref_size_bytes": INT,
+        "size_difference": INT,
+        "rule": STR,
+    },
     # The emulated allocator replayed on a log's own feature rows (logscope.reference.rknn.replay_log).
     "replay": {
         "row": INT,

@@ -14,6 +14,7 @@ from logscope.inert import csv_frame
 from logscope.outputs import frame_file
 from logscope.reference import CheckResult, ReferenceResult
 from logscope.reference.frames import opt_int
+from logscope.reference.rknn_weights import iter_components
 from logscope.render.summary import _finding_counts, _finding_text, human_bytes
 from logscope.rules import Finding
 
@@ -56,6 +57,7 @@ def render_reference_text(result: ReferenceResult) -> str:
         f"  {'weights':<30} {human_bytes(t['weight_bytes'])}  [{o['dtype']}"
         + (", int32 bias" if o["dtype"] == "int8" else "")
         + "]",
+        *_rknn_weight_lines(result),
         f"  {'MACs (Conv/Gemm/MatMul)':<30} {t['macs']:,} ({t['macs'] / 1e9:.3f} G)",
         f"  {'activations':<30} {t['activation_tensors']} tensors in {t['buffers']} buffers",
         "",
@@ -90,6 +92,23 @@ def render_reference_text(result: ReferenceResult) -> str:
     for note in s["notes"]:
         out.append(f"  note: {note}")
     return "\n".join(out)
+
+
+def _rknn_weight_lines(result: ReferenceResult) -> list[str]:
+    """The predicted `Total Weight Memory Size` with its components (rknn_weights)."""
+    plan = result.weights
+    if plan is None:
+        return []
+    t = result.totals
+    parts = ", ".join(f"{component} {size:,} B ({count})" for component, count, size in iter_components(plan))
+    if t["rknn_weight_bytes"] is not None:
+        head = human_bytes(t["rknn_weight_bytes"])
+        block = f" + fixed block {plan.fixed_block:,} B" if plan.fixed_block else ""
+    else:
+        missing = "consts of unmodelled ops" if plan.skipped else "an unknown block"
+        head = f"{human_bytes(t['rknn_weight_table_bytes'])} + {missing}"
+        block = ""
+    return [f"  {'RKNN weight memory':<30} {head}  [{len(plan.rows)} const rows at 64 B: {parts}{block}]"]
 
 
 def render_reference_json(result: ReferenceResult) -> str:
