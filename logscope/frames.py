@@ -201,6 +201,26 @@ SCHEMAS: dict[str, dict[str, str]] = {
         "runtime_single_euc": FLT,
         "line": INT,
     },
+    # The accuracy table joined per layer with the build's layer table (parsers/rknn/accuracy_join.py):
+    # one row per accuracy row (its layer, or match `unmatched`) and per layer no row joins (`missing`).
+    # `line` is the accuracy row's (a missing layer's own), `layer_line` the layer row's, `value_line`
+    # the row that carries the values of the fused chain the row belongs to.
+    "accuracy_layers": {
+        "build_index": INT,
+        "op_type": STR,
+        "layer_name": STR,
+        "entire_cos": FLT,
+        "entire_euc": FLT,
+        "single_cos": FLT,
+        "single_euc": FLT,
+        "value_line": INT,
+        "layer_id": INT,
+        "layer_op_type": STR,
+        "layer_full_name": STR,
+        "layer_line": INT,
+        "match": STR,
+        "line": INT,
+    },
     "unparsed": {"line": INT, "reason": STR, "text": STR},
     # A derived figure that breaks an invariant (logscope.analysis.derived): which, why, and the line.
     "figure_checks": {"build_index": INT, "figure": STR, "invariant": STR, "reason": STR, "line": INT},

@@ -32,15 +32,17 @@ from logscope.report.render import render_markdown as render_report_markdown
 from logscope.rules import Config, analyze_log
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
-# The model-family sets of the compiler corpus (the recurrent ones, 656 builds, and the transformer ones,
-# 1,264 builds: the same log format as the corpus's own builds) are checked by tests/test_rknn_rewrites.py and
-# tests/test_rknn_transformer_corpus.py; rendering every output for each of them here would triple this test.
+# The model-family sets of the compiler corpus (the recurrent ones, 656 builds, the transformer ones,
+# 1,264 builds, and the rk2118 MaxPool sweep, 106: the same log format as the corpus's own builds) are
+# checked by tests/test_rknn_rewrites.py, tests/test_rknn_transformer_corpus.py and
+# tests/test_rknn_profiles_corpus.py; rendering every output for each of them here would triple this test.
 FAMILY_SETS = (
     "recurrent-dev",
     "heldout-recurrent",
     "transformer-dev",
     "transformer-sweep",
     "transformer-sweep-targets",
+    "maxpool-dev",
     "transformer-heldout",
 )
 _ALL_LOGS = sorted(

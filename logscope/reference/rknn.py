@@ -257,7 +257,8 @@ def compiler_rewrites(
     added: dict[str, tuple[tuple[int, ...], str]] = {}
     steps = _fuse_swish(graph, steps, split=profile is not None and not profile.swish_fused)
     if concat_conv_split(toolkit):
-        steps = _fuse_concat_conv(graph, steps, added)
+        fused_add = profile is None or profile.concat_conv_add_fused
+        steps = _fuse_concat_conv(graph, steps, added, fused_add=fused_add)
 
     def add(step: FusedStep, name: str, source: str, shape: tuple[int, ...], kind: str) -> None:
         added[name] = (shape, kind)
@@ -297,19 +298,28 @@ def concat_conv_split(toolkit: str | None) -> bool:
 
 
 def _fuse_concat_conv(
-    graph: RefGraph, steps: list[FusedStep], added: dict[str, tuple[tuple[int, ...], str]]
+    graph: RefGraph,
+    steps: list[FusedStep],
+    added: dict[str, tuple[tuple[int, ...], str]],
+    fused_add: bool = True,
 ) -> list[FusedStep]:
     """Concat(r, x) -> Conv, r a Resize output: the conv runs on r alone (`<r>_conv`), and a conv on x adds
     it (ConvAdd). Every 2.5.0 log with the pattern prints `fuse_concat_conv: remove node = [Concat,
     Conv], add node = [<r>_conv, <x>_conv, <r>_conv_add]` and lists `<r>_conv` among its feature tensors
     (unet_128 `Resize28_o0_conv` (1,32,64,64)). A conv fused with SiLU loses the fusion: the add writes
-    the conv's own output and a separate `exSwish` op the activation (yolo `Conv47_o0`, `Mul49_o0`)."""
+    the conv's own output and a separate `exSwish` op the activation (yolo `Conv47_o0`, `Mul49_o0`).
+
+    Without `fused_add` (rk2118: `concat_conv_add_fused`) the conv on x is an op of its own, run right
+    after x is written and writing `<x>_conv`, and an Add (AddRelu) of `<x>_conv` and `<r>_conv` writes
+    the conv's output (yolo_320 2.5.0: `Conv:Mul28_o0_conv` is op 13, right after the `exSwish` writing
+    `Mul28_o0`; `Add:Resize43_o0_conv_add` reads `Resize43_o0_conv` and `Mul28_o0_conv`)."""
     producer = {o: s for s in steps for o in s.outputs}
     readers: dict[str, list[FusedStep]] = {}
     for s in steps:
         for n in s.inputs:
             readers.setdefault(n, []).append(s)
     replaced: dict[int, list[FusedStep]] = {}
+    after: dict[int, list[FusedStep]] = {}
     dropped: set[int] = set()
     for s in steps:
         op = graph.ops[s.ops[-1]]
@@ -335,7 +345,17 @@ def _fuse_concat_conv(
         name = f"{r}_conv"
         added[name] = (conv_out.shape, "conv")
         new = [FusedStep(0, (first.step,), name, "Conv", (r,), (name,))]
-        if conv.op_type.endswith("Swish"):
+        if not fused_add:
+            x_conv = f"{x}_conv"
+            added[x_conv] = (conv_out.shape, "conv")
+            x_step = FusedStep(0, (first.step,), x_conv, "Conv", (x,), (x_conv,))
+            if x in producer:
+                after.setdefault(producer[x].index, []).append(x_step)
+            else:
+                new.insert(0, x_step)
+            add_type = conv.op_type.replace("Conv", "Add", 1) if conv.op_type.startswith("Conv") else "Add"
+            new.append(replace(conv, op_type=add_type, inputs=(x_conv, name)))
+        elif conv.op_type.endswith("Swish"):
             act = tuple(i for i in conv.ops if i != first.step)
             new.append(FusedStep(0, (first.step,), first.name, "ConvAdd", (x, name), (first.outputs[0],)))
             new.append(
@@ -349,7 +369,7 @@ def _fuse_concat_conv(
     for s in steps:
         if s.index in dropped:
             continue
-        for step in replaced.get(s.index, [s]):
+        for step in (*replaced.get(s.index, [s]), *after.get(s.index, [])):
             out.append(replace(step, index=len(out)))
     return out
 
@@ -484,6 +504,44 @@ def _deconv_scratch(graph: RefGraph, step: FusedStep, profile: SizeProfile, opti
     return since is not None and (current is None or current >= since)
 
 
+def _concat_bypass(
+    graph: RefGraph, steps: list[FusedStep], readers: dict[str, list[int]], options: RknnOptions
+) -> dict[str, int]:
+    """Concats written in place (rknn_profiles: `concat_bypass_since`): {concat output: the step writing
+    its first input}; the later inputs are written into the Concat's buffer and take none of their own.
+
+    The pattern: one channel Concat whose inputs are conv outputs read by it alone, each filling whole
+    conv blocks (multi_io fp16 on rk3576 with 2.5.0: two 16-channel conv outputs, 32 B per pixel)."""
+    profile = options.profile
+    dtype = rknn_dtype(options.dtype)
+    since = profile.concat_bypass_since.get(dtype) if profile is not None else None
+    current = version_key(options.toolkit) if options.toolkit else None
+    if profile is None or since is None or (current is not None and current < since):
+        return {}
+    block = max(profile.conv_bytes // options.element_bytes, options.c2)
+    producer = {o: s for s in steps for o in s.outputs}
+    out: dict[str, int] = {}
+    for s in steps:
+        op = graph.ops[s.ops[-1]]
+        if op.op_type != "Concat" or len(s.ops) != 1 or len(s.outputs) != 1 or op.attrs.get("axis") != 1:
+            continue
+        if len(s.inputs) < 2 or any(n in graph.inputs or graph.tensors[n].is_output for n in s.inputs):
+            continue
+        writers = [producer.get(n) for n in s.inputs]
+        if all(
+            w is not None
+            and any(graph.ops[i].op_type in _CONV_OPS for i in w.ops)
+            and not any(_is_depthwise(graph, i) for i in w.ops)
+            and readers.get(n) == [s.index]
+            and (shape := graph.tensors[n].shape) is not None
+            and len(shape) == 4
+            and shape[1] % block == 0
+            for n, w in zip(s.inputs, writers, strict=True)
+        ):
+            out[s.outputs[0]] = min(w.index for w in writers if w is not None)
+    return out
+
+
 def _maxpool_tensors(graph: RefGraph, steps: list[FusedStep]) -> set[str]:
     """The tensors a MaxPool reads or writes (rknn_profiles: `maxpool_factor`, rk2118 stores them 10x:
     chain_75 `Relu12_o0` (1,64,19,19) 465,920 B and `MaxPool13_o0` (1,64,9,9) 107,520 B)."""
@@ -551,6 +609,8 @@ def emulate_rknn(graph: RefGraph, chains: Sequence[FusionChain], options: RknnOp
             )
     profile = options.profile
     pooled = _maxpool_tensors(graph, steps) if profile is not None and profile.maxpool_factor > 1 else set()
+    bypass = _concat_bypass(graph, steps, readers, options)
+    written_in_place = {n for s in steps if s.outputs and s.outputs[0] in bypass for n in s.inputs[1:]}
     for s in steps:
         for name in s.outputs:
             if name in synthetic:
@@ -614,9 +674,12 @@ def emulate_rknn(graph: RefGraph, chains: Sequence[FusionChain], options: RknnOp
                         False,
                     )
                 )
-            tensors.append(
-                RknnTensor(name, t.shape, native, count * elt, logical, quirk, s.index, last, False)
-            )
+            first = s.index
+            if name in bypass:  # taken when its first input is written (multi_io rk3576 fp16 2.5.0)
+                first, quirk = bypass[name], "concat-bypass"
+            elif name in written_in_place:  # written into the Concat's buffer
+                count, quirk = 0, "concat-bypass"
+            tensors.append(RknnTensor(name, t.shape, native, count * elt, logical, quirk, first, last, False))
     records = tuple(Record(t.name, t.native_bytes, t.first, t.last) for t in tensors)
     return _placed(options, steps, tensors, records)
 

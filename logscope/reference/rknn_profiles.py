@@ -22,6 +22,9 @@ A rank-4 NCHW tensor of C channels is stored as N x C' x plane x element bytes w
   `swish_fp16_factor` times its rounded channels (int8 stores them once). Where `swish_fused` is False
   the conv keeps its output and an `exSwish` op writes the SiLU (`exswish_factors` times, per dtype);
   on rk2118 a MaxPool's input and output take `maxpool_factor` times their channels.
+- From toolkit 2.5.0 in fp16 on rk3576/rv1126b, a Concat of conv outputs read by it alone is written in
+  place (`concat_bypass_since`), and rk2118 runs the Concat(Resize, x) -> Conv split as a separate conv
+  on x and an Add (`concat_conv_add_fused`).
 - The graph input with at most 4 channels is stored unpadded in channels (NHWC) with its width
   rounded up to `input_width_bytes` bytes per channel row (16: 16 pixels in int8, 8 in fp16).
 """
@@ -83,6 +86,19 @@ class SizeProfile:
     #: Per dtype, the toolkit version from which a ConvTranspose output is stored once again.
     deconv_plain_since: dict[str, tuple[int, ...]] = field(default_factory=dict)
     deconv_evidence: str = ""
+    #: Per dtype, the toolkit version from which a channel Concat of conv outputs that fill whole conv
+    #: blocks and that nothing else reads is written in place ("Concat bypass node"): its buffer is
+    #: taken when the first input is written, beside that input's own buffer, and the later inputs are
+    #: written into it.
+    concat_bypass_since: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    concat_bypass_evidence: str = ""
+    #: Whether toolkit 2.5.0's Concat(Resize, x) -> Conv split adds `<r>_conv` in the conv on x
+    #: (ConvAdd); False: the conv on x runs as its own op right after x is written, and an Add sums it.
+    concat_conv_add_fused: bool = True
+    concat_conv_evidence: str = (
+        "unet_128, yolo_320, yolo_640, fpn_lite (2.5.0): the conv on x is `ConvAdd` / `ConvAddRelu` reading "
+        "x and `<r>_conv` on every target but rk2118"
+    )
     #: fp16 only: a conv fused with Sigmoid stores this many times its rounded channels.
     sigmoid_fp16_factor: int = 2
     sigmoid_evidence: str = (
@@ -128,6 +144,17 @@ _RK3576 = replace(
     swish_evidence=(
         "yolo_320/yolo_640 fp16: SiLU conv outputs with 8/16/32/64/128 channels stored as 32/32/64/128/256 "
         "(2 x the 16-channel rounding: `Mul5_o0` (1,16,160,160) 1,638,400 B)"
+    ),
+    concat_bypass_since={"fp16": (2, 5, 0)},
+    concat_bypass_evidence=(
+        "multi_io fp16, toolkit 2.5.0, rk3576 and rv1126b (the only corpus logs that print `Concat bypass "
+        "node Concat`): `Relu4_o0` (1,16,32,32) is listed at the Concat's offset with the Concat's size "
+        "(0x12000, 65,536 B), `Relu8_o0` inside it (0x1a000), and 32,768 B below it (0xa000) stay "
+        "occupied by no listed row until the Concat has run: total 139,264 B. Not in 2.3.2 (the same "
+        "build on rk3576: three separate buffers, 172,032 B), not in int8 (the 16-channel conv outputs "
+        "do not fill a 32-channel block), not on rk3588 or rk3562 fp16 2.5.0 (same model, separate "
+        "buffers); no other corpus Concat has conv inputs read by it alone (unet_128's skip is also "
+        "read by a MaxPool, yolo's read Split and MaxPool outputs)"
     ),
     dw_split_input_bytes=451_584,
     dw_split_evidence=(
@@ -219,8 +246,19 @@ _RK2118 = SizeProfile(
         "mobilenet_v1/v2: every depthwise output whose input is 100,352 B or more carries 8 spare "
         "channels (32 -> 40, 512 -> 520, 1024 -> 1032); dw_odd/dw_13 inputs of 69,312 B and less none"
     ),
+    #: chain_75 `Relu12_o0` (1,64,19,19) 465,920 B = 10 x 64 x 364 x 2; the maxpool-dev sweep (106 builds):
+    #: 10 x for every output no MaxPool reads and for most inputs, but some inputs above 64 KiB add 10-40
+    #: rows of W per channel in steps no formula fits (yolo_320 `Mul33_o0` (1,128,20,20) 1,177,600 B =
+    #: 11.5 x), which are not modelled
     maxpool_factor=10,
     swish_fused=False,
+    concat_conv_add_fused=False,
+    concat_conv_evidence=(
+        "every rk2118 2.5.0 log with the pattern (unet_128, fpn_lite, yolo_320, yolo_640): the layer table "
+        "runs `Conv:<x>_conv` right after the op writing x (yolo `Conv:Mul28_o0_conv` op 13 after the "
+        "`exSwish` writing `Mul28_o0`, unet `Conv:Relu17_o0_conv`, fpn_lite `Conv:Add47_o0_conv` after "
+        "`Add:Add47`) and sums it with `<r>_conv` in `Add` / `AddRelu` (`Add:Resize43_o0_conv_add`)"
+    ),
 )
 
 #: Per target. rk3576 and rv1126b share RK3588's alignments (not its depthwise split or factors),

@@ -17,8 +17,11 @@ channel block c2c = the fp16 block; otherwise ec = e and c2c = C2.
 Target classes: "wide" targets have a 16-channel int8 block and an fp16 block (rk3588, rk3576,
 rv1126b, rk3562) or 16-channel int8 only (rv1106, rv1103); "narrow" ones an 8-channel int8 block and
 a 4-channel fp16 block (rk3566, rk3568); "lite" ones an 8-channel int8 block only (rv1106b,
-rv1103b). rk2118 (fp16 only, 4-channel) is not modelled (its head splits the MatMul into a Concat of
-branches; two builds).
+rv1103b). rk2118 (fp16 only, 4-channel) is a class of its own: its LSTM gets the zone kernel, its GRU
+the plain one before toolkit 2.5.0 and the zone from 2.5.0, and in 2.5.0 its GRU output takes two
+channel blocks and its Transpose writes S x H x 5 x e (docs/reference.md, the `rk2118` row). Its head
+splits the MatMul into 8-channel conv branches and a Concat (K 10, 12, 20) or adds a Transpose (2.5.0,
+K 3 and 24); those buffers are not listed (they never set the peak in the corpus).
 
 The rules (`RULES`; evidence in docs/reference.md) were read off the corpus models `lstm` (S 16, F 32,
 H 64) and `gru` (S 16, F 32, H 48) and development builds at other S, F, H, and are measured on
@@ -54,6 +57,7 @@ RULES: dict[str, str] = {
     "conv": "the MatMul as a 1x1 conv: S x align(K, conv block) x e",
     "head_reshape": "the final Reshape's exSecondary when K is not a multiple of C2 (not rk3588, not narrow)",
     "graph_output": "NC1HWC2 S x align(K, 4) x C2 x e, or plain S x K x e rounded to 64",
+    "rk2118": "rk2118 2.5.0: the Transpose writes S x H x 5 x e (64-aligned), its exSecondary S x H x 2C2 e",
 }
 
 
@@ -165,6 +169,8 @@ def rnn_kernel(head: RecurrentHead, target: str, version: tuple[int, ...]) -> st
     """Which lowering the recurrent op gets: "zone" (a compute zone and two exSecondary buffers), "plain"
     (none: lite targets, and a GRU on a target without fp16, which cannot run it hybrid) or "split" (a
     GRU on rk3576 before toolkit 2.5.0: exSecondary0/1 copies of the input and hidden rows)."""
+    if target == "rk2118":  # before 2.5.0 the GRU gets no zone (module docstring)
+        return "plain" if head.kind == "GRU" and version < (2, 5, 0) else "zone"
     if target_class(target) == "lite" or (head.kind == "GRU" and target in FP16_REFUSED):
         return "plain"
     if head.kind == "GRU" and target == "rk3576" and version < (2, 5, 0):
@@ -176,8 +182,10 @@ def lower_recurrent(
     head: RecurrentHead, target: str, dtype: str, version: tuple[int, ...], conv_bytes: int
 ) -> Lowered | None:
     """The feature buffers of the rewritten recurrent graph in execution order (module docstring and
-    RULES), or None for a target the rules do not cover (rk2118)."""
+    RULES), or None for a target the rules do not cover (no int8 or fp16 class)."""
     cls = target_class(target)
+    if target == "rk2118":
+        cls = "rk2118"
     if cls is None:
         return None
     blocks = CHANNEL_BLOCKS[target]
@@ -216,7 +224,7 @@ def lower_recurrent(
             scratch(f"{head.input_name}_exSecondary1", UNLISTED, "exSecondary1", listed=False)
         if not reserves:
             pass
-        elif (v25 and cls == "wide") or h % c2c:
+        elif (v25 and cls in ("wide", "rk2118")) or h % c2c:
             scratch(f"{head.input_name}_exSecondary2", s * align(h, c2c) * ec, "exSecondary2")
         else:
             scratch(f"{head.input_name}_exSecondary2", UNLISTED, "exSecondary2", listed=False)
@@ -230,8 +238,12 @@ def lower_recurrent(
     elif kernel == "plain" and head.kind == "LSTM" and reserves:
         for i in range(3 if version >= (2, 3, 2) else 2):
             scratch(f"{head.rnn_name}_state{i}", UNLISTED, "plain", listed=False)
-    nc1hwc2 = (v25 and cls in ("wide", "lite")) or kernel == "plain" or (kernel == "split" and not hybrid)
+    nc1hwc2 = (
+        (v25 and cls in ("wide", "lite", "rk2118")) or kernel == "plain" or (kernel == "split" and not hybrid)
+    )
     y_size = s * h * c2 * ec if nc1hwc2 else s * align(h, c2c) * ec
+    if v25 and cls == "rk2118" and head.kind == "GRU":  # two channel blocks (gru_s10: 10 x 56 x 8 x 2 B)
+        y_size *= 2
     step = 2
     y = Buffer(f"{head.rnn_name}_o0", y_size, 1, step, "output")
     if hybrid:  # exDataConvert to int8, then the head reads the int8 copy
@@ -247,10 +259,14 @@ def lower_recurrent(
         out.append(y)
         if cls == "narrow":
             t_size = s * align(h, c2) * e
+        elif cls == "rk2118":  # an exSecondary of S x H x 2 C2 x e; the output S x H x 5 x e, 64-aligned
+            out.append(Buffer(f"{y.name}_exSecondary", s * align(h, c2) * 2 * c2 * e, step, step, "rk2118"))
+            t_size = align(s * align(h, c2) * 5 * e, 64)
         else:
             t_size = s * align(h, c2) * c2 * e
             out.append(Buffer(f"{y.name}_exSecondary", 2 * t_size, step, step, "transpose"))
-        out.append(Buffer(f"{head.rnn_name}_tp", t_size, step, step + 1, "transpose"))
+        rule = "rk2118" if cls == "rk2118" else "transpose"
+        out.append(Buffer(f"{head.rnn_name}_tp", t_size, step, step + 1, rule))
     elif cls == "lite":  # a separate conv input, S x align(H, C2) x e rounded up to 64 B
         out.append(y)
         out.append(Buffer(f"{head.rnn_name}_sw", align(s * align(h, c2) * e, 64), step, step + 1, "reshape"))

@@ -46,6 +46,7 @@ EXTRA_SETS = {
     "transformer-dev": "TRANSFORMER_DEV",
     "transformer-sweep": "TRANSFORMER_SWEEP",
     "transformer-sweep-targets": "TRANSFORMER_SWEEP_TARGETS",
+    "maxpool-dev": "MAXPOOL_DEV",
     "transformer-heldout": "TRANSFORMER_HELDOUT",
 }
 BASE = HERE / ".venv-base"
@@ -453,7 +454,8 @@ def main(argv: list[str] | None = None) -> None:
         "--heldout",
         action="store_true",
         help="build the extra sets of rknn_models (RECURRENT_DEV, HELDOUT, TRANSFORMER_DEV, "
-        "TRANSFORMER_SWEEP, TRANSFORMER_SWEEP_TARGETS; every version unless --toolkit) into fixtures/rknn-compiler/<set>/",
+        "TRANSFORMER_SWEEP, TRANSFORMER_SWEEP_TARGETS, MAXPOOL_DEV; every version unless --toolkit) "
+        "into fixtures/rknn-compiler/<set>/",
     )
     b.add_argument("--set", action="append", choices=list(EXTRA_SETS), help="with --heldout: only these")
     sub.add_parser("manifest", help="recompute the log-derived manifest fields from the committed logs")

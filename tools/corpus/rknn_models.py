@@ -525,8 +525,82 @@ TRANSFORMER_HELDOUT: dict[str, ModelSpec] = {
 }
 
 
+def _maxpools(
+    channels: int, size: int, kernel: int, width: int | None = None
+) -> Callable[[_Net], onnx.ModelProto]:
+    """A conv to `channels` at size x width (default square), two MaxPools in a row (kernel 5: stride 1,
+    pad 2, as yolo's SPPF; kernel 2: stride 2), a Concat of the three (kernel 5) and a 1x1 conv."""
+
+    def builder(n: _Net) -> onnx.ModelProto:
+        x = n.conv("input", 3, channels, 3, 1)
+        if kernel == 5:
+            pool = {"kernel_shape": [5, 5], "strides": [1, 1], "pads": [2, 2, 2, 2]}
+        else:
+            pool = {"kernel_shape": [kernel, kernel], "strides": [kernel, kernel]}
+        (m1,) = n.op("MaxPool", [x], **pool)
+        (m2,) = n.op("MaxPool", [m1], **pool)
+        if kernel == 5:
+            (m2,) = n.op("Concat", [x, m1, m2], axis=1)
+            y = n.conv(m2, 3 * channels, 8, 1)
+        else:
+            y = n.conv(m2, channels, 8, 1)
+        return n.model([("input", [1, 3, size, width or size])], [y])
+
+    return builder
+
+
+#: MaxPools at other widths and sizes than the corpus's (yolo_320's SPPF: 128 channels at 20 x 20, whose
+#: inputs rk2118 stores at 11.5 x their channels where the other corpus MaxPool tensors take 10 x), built for
+#: rk2118 fp16 with 2.5.0 and 2.3.2 (`rknn.py build --heldout --set maxpool-dev --toolkit 2.5.0 --toolkit
+#: 2.3.2 --target rk2118 --dtype fp16`) into `fixtures/rknn-compiler/maxpool-dev/`.
+MAXPOOL_DEV: dict[str, ModelSpec] = {
+    f"mp_k{k}_c{c}_s{h}": ModelSpec(f"mp_k{k}_c{c}_s{h}", _maxpools(c, h, k))
+    for k, c, h in [
+        (5, 32, 20),
+        (5, 64, 20),
+        (5, 96, 20),
+        (5, 128, 20),
+        (5, 192, 20),
+        (5, 256, 20),
+        (5, 64, 40),
+        (5, 128, 40),
+        (5, 128, 10),
+        (5, 256, 10),
+        (5, 128, 13),
+        (5, 72, 20),
+        (5, 80, 20),
+        *((5, 128, h) for h in (8, 12, 16, 18, 22, 24, 26, 28, 30, 32, 36)),
+        (5, 256, 30),
+        (5, 256, 40),
+        (2, 64, 20),
+        (2, 128, 20),
+        (2, 256, 20),
+    ]
+}
+#: Non-square inputs and more widths at 20 x 20, added after the square sweep to tell H from W.
+MAXPOOL_DEV.update(
+    {
+        f"mp_k5_c{c}_s{h}x{w}": ModelSpec(f"mp_k5_c{c}_s{h}x{w}", _maxpools(c, h, 5, w))
+        for c, h, w in [
+            *((128, h, w) for h in (16, 20, 24, 28, 32, 36) for w in (16, 24, 32, 40) if h != w),
+            (112, 20, 20),
+            (120, 20, 20),
+            (160, 20, 20),
+        ]
+    }
+)
+
+
 def spec(name: str) -> ModelSpec:
-    return {**MODELS, **RECURRENT_DEV, **HELDOUT, **TRANSFORMER_DEV, **TRANSFORMER_SWEEP, **TRANSFORMER_HELDOUT}[name]
+    return {
+        **MODELS,
+        **RECURRENT_DEV,
+        **HELDOUT,
+        **TRANSFORMER_DEV,
+        **TRANSFORMER_SWEEP,
+        **TRANSFORMER_HELDOUT,
+        **MAXPOOL_DEV,
+    }[name]
 
 
 def build(name: str, weights: str = "random") -> onnx.ModelProto:

@@ -8,6 +8,7 @@ from logscope.frames import build_frame
 from logscope.io import LogSource
 from logscope.model import ParsedLog
 from logscope.parsers.grammar import Fields
+from logscope.parsers.rknn.accuracy_join import join_accuracy_layers
 from logscope.parsers.rknn.bulk import messages_frame
 from logscope.parsers.rknn.state import _FOREIGN, _MESSAGE_KINDS, _NOISE, _ROW_COLUMNS, _Build
 from logscope.parsers.rknn.toolkit import ToolkitLogger
@@ -147,6 +148,7 @@ class RknnAssembler(ToolkitLogger):
             for name, rows in self.rows.items()
             if name != "unparsed"
         }
+        frames["accuracy_layers"] = join_accuracy_layers(frames["accuracy"], frames["layers"])
         frames["unparsed"] = self.account.frame()
         frames["builds"] = build_frame("builds", builds)
         frames["memory"] = build_frame("memory", memory)

@@ -313,6 +313,9 @@ class RknnState(BaseAssembler[_Build]):
         elif kind == "MIN_CONST_HEADER":
             self.table = "min_const"
         elif kind == "ACCURACY_HEADER":
+            # opened here, not at the first row: a table pasted alone would open its build there,
+            # and opening a build closes the table
+            self._current(number)
             self.table = "accuracy"
         elif kind == "INVOKED":
             self._segment("INVOKED", number).invoked_line = number
