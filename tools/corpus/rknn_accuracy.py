@@ -37,6 +37,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT))
 
 import rknn_models  # noqa: E402
+from doc_section import read_section, write_section  # noqa: E402
 
 import logscope  # noqa: E402
 from logscope.reference import ReferenceOptions, analyze_model  # noqa: E402
@@ -182,19 +183,11 @@ def render(outcomes: list[Outcome]) -> str:
 
 
 def current_doc() -> str:
-    text = DOC.read_text()
-    if START not in text or END not in text:
-        return ""
-    return text[text.index(START) : text.index(END) + len(END)]
+    return read_section(DOC, START, END)
 
 
 def write(section: str) -> None:
-    text = DOC.read_text()
-    if START in text and END in text:
-        text = text[: text.index(START)] + section + text[text.index(END) + len(END) :]
-    else:
-        text = text.rstrip("\n") + "\n\n" + section + "\n"
-    DOC.write_text(text)
+    write_section(DOC, START, END, section)
 
 
 def main() -> int:
