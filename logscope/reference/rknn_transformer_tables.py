@@ -311,13 +311,18 @@ def block_sizes(target: str, dtype: str, tokens: int, width: int, heads: int, ml
 _PLACEHOLDER = re.compile(r"<([a-zA-Z0-9_.]+)>")
 
 
+def _version(toolkit: str | None) -> str | None:
+    """ "2.3.2" for any spelling of that version; no toolkit named means the newest, 2.5.0."""
+    key = version_key(toolkit) if toolkit else (2, 5, 0)
+    return ".".join(str(k) for k in key) if key else None
+
+
 def predict_table(
     graph: RefGraph, target: str, dtype: str, toolkit: str | None
 ) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, int]] | None:
     """(feature rows, layer rows, writers) as the compiler would print them, or None when the block, the
     target, the dtype or the toolkit is outside what the tables cover (module docstring)."""
-    key = version_key(toolkit) if toolkit else (2, 5, 0)
-    version = ".".join(str(k) for k in key) if key else None
+    version = _version(toolkit)
     template = TEMPLATES.get((version, target, dtype)) if version is not None else None
     if template is None or target not in CONV_BYTES:
         return None
@@ -349,7 +354,7 @@ def predict_table(
         [(i, op, fill(full), fill(shape)) for i, op, full, shape in template["layers"]],
         columns=["layer_id", "op_type", "full_name", "output_shape"],
     )
-    return frame, layers, _writers(block, frame, layers, template)
+    return frame, layers, _writers(frame, template)
 
 
 def unlisted_rows(
@@ -358,8 +363,7 @@ def unlisted_rows(
     """The scratch rows the compiler holds but does not list (`UNLISTED_SCRATCH`), as table rows named
     `<row>_unlisted_exSecondary` (so that the replay's lifetimes treat them as the reader's scratch)."""
     rule = UNLISTED_SCRATCH.get((target, dtype))
-    key = version_key(toolkit) if toolkit else (2, 5, 0)
-    version = ".".join(str(k) for k in key) if key else None
+    version = _version(toolkit)
     block = match_block(graph)
     if rule is None or version not in rule[0] or block is None:
         return rows.iloc[0:0]
@@ -376,7 +380,7 @@ _INPUT_OF = {"q_tp": "q_reshape", "q_reshape": "q_add", "k_tp": "k_reshape", "k_
              "kt_tp": "k_tp", "v_tp": "v_reshape", "v_reshape": "v_add"}  # fmt: skip
 
 
-def _writers(block: Block, rows: pd.DataFrame, layers: pd.DataFrame, template: Template) -> dict[str, int]:
+def _writers(rows: pd.DataFrame, template: Template) -> dict[str, int]:
     """Row name -> the op id that writes it, for the attention's inputs: the compiler lists the Q, K and V
     reshapes under ONNX names of their own, with equal shapes, so the replay's name and shape rules
     cannot tell them apart; the ONNX chain can (a row named after the Q transpose is written by the
@@ -390,9 +394,11 @@ def _writers(block: Block, rows: pd.DataFrame, layers: pd.DataFrame, template: T
     for (_op, _u, name, _s, _f, _size), filled in zip(template["rows"], rows["name"], strict=True):
         m = _PLACEHOLDER.match(name)
         role = m.group(1).removesuffix(".out") if m else None
-        while role is not None and role in _INPUT_OF and role not in layer_of:
+        if role not in _INPUT_OF:
+            continue
+        while role in _INPUT_OF and role not in layer_of:
             role = _INPUT_OF[role]
-        if m and role in layer_of and m.group(1).removesuffix(".out") in _INPUT_OF:
+        if role in layer_of:
             out[str(filled)] = layer_of[role]
     return out
 
@@ -412,8 +418,7 @@ def table_note(graph: RefGraph, target: str, dtype: str, toolkit: str | None) ->
                 "ONNX-tensor estimate, not the compiler's"
             )
         return None
-    key = version_key(toolkit) if toolkit else (2, 5, 0)
-    version = ".".join(str(k) for k in key) if key else str(toolkit)
+    version = _version(toolkit) or str(toolkit)
     template = TEMPLATES.get((version, target, dtype))
     shape = f"T {block.tokens}, D {block.width}, {block.heads} heads"
     if template is not None and predict_table(graph, target, dtype, toolkit) is not None:
