@@ -334,6 +334,39 @@ class LineLexer:
         self._compiled()
         return matcher
 
+    def either_matcher(self, prefix: str, counted: str, read: str) -> RowMatcher:
+        """One regex for the lines `row_matcher(prefix, counted)` or `row_matcher(prefix, read)` matches:
+        their two regexes as alternatives, `counted`'s first and with no groups, so a match whose `read`
+        fields are all None is a `counted` line. Both regexes must cover the whole line, so a line
+        matches the alternation exactly when it matches one of them; the two never both match (each
+        agrees with `classify`, which gives a line one kind). Lets a run of noise lines and pass marks
+        be matched with one call per line."""
+        known = self._row_matchers.get((prefix, f"{counted}|{read}"))
+        if known is not None:
+            return known
+        first = _NAMED_GROUP.sub("(?:", self.row_pattern(prefix, counted))
+        regex = self._compile_regex(f"(?:{first})|(?:{self.row_pattern(prefix, read)})")
+        prefix_groups, body_groups = _KindGroups(), _KindGroups()
+        for group, index in regex.groupindex.items():
+            name, _, field_name = group.rpartition("__")
+            (prefix_groups if name == prefix else body_groups)[field_name] = index
+        matcher = RowMatcher(regex.match, prefix_groups, body_groups)
+        self._row_matchers[prefix, f"{counted}|{read}"] = matcher
+        self._compiled()
+        return matcher
+
+    def row_pattern(self, prefix: str, body: str) -> str:
+        """The regex of `row_matcher(prefix, body)`, as text."""
+        pattern: str = self.row_matcher(prefix, body).match.__self__.pattern  # type: ignore[attr-defined]
+        return pattern
+
+    def stored_regex(self, pattern: str) -> re.Pattern[str]:
+        """`re.compile(pattern)` through the grammar's store of compiled programs (a regex derived from
+        this grammar's, such as a fast path's, is compiled once, not in every process)."""
+        regex = self._compile_regex(pattern)
+        self._compiled()
+        return regex
+
     def terminal_regex(self, name: str) -> re.Pattern[str]:
         """Terminal `name` alone, as a regex that must cover the whole line (prefixes: its start)."""
         end = "" if name.endswith(_PREFIX_SUFFIX) else r"\Z"

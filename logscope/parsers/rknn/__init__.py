@@ -21,7 +21,8 @@ from __future__ import annotations
 import functools
 import gc
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from logscope.io import LogSource, LogText
 from logscope.model import ParsedLog
@@ -29,6 +30,7 @@ from logscope.parsers.grammar import MAX_BLANK_RUN, Fields, LineLexer, load_line
 from logscope.parsers.rknn.assembler import RknnAssembler
 from logscope.parsers.rknn.bulk import category_substrings, named_lines, run_regex
 from logscope.parsers.rknn.state import _LAYER_FIELDS, _QUIET_NOISE, _TENSOR_FIELDS
+from logscope.parsers.rknn.table_runs import run_from, tensor_row_regex
 from logscope.parsers.runs import feed_with_runs
 
 __all__ = ["parse_rknn", "parse_rknn_blocks"]
@@ -93,6 +95,7 @@ def _parse_lines(source: LogSource, blocks: Iterable[tuple[list[str], list[int]]
     # LineLexer.row_matcher): table rows are half of a verbose log.
     tensor_matcher = lexer.row_matcher("NATIVE_PREFIX", "TENSOR_ROW")
     match_tensor, tensor_groups = tensor_matcher.match, tensor_matcher.indices(_TENSOR_FIELDS)
+    fast_tensor = tensor_row_regex(lexer).match  # the same groups (`table_runs.tensor_row_regex`)
     layer_matcher = lexer.row_matcher("NATIVE_PREFIX", "LAYER_ROW")
     match_layer, layer_groups = layer_matcher.match, layer_matcher.indices(_LAYER_FIELDS)
     match_noise = lexer.row_matcher("NATIVE_PREFIX", "NATIVE_NOISE").match  # the other half
@@ -106,21 +109,36 @@ def _parse_lines(source: LogSource, blocks: Iterable[tuple[list[str], list[int]]
             pass_matcher.prefix_groups["ts"],
         ),
     )
+    # Noise lines and pass markers, one regex (`LineLexer.either_matcher`): they come in runs.
+    noise_pass = lexer.either_matcher("NATIVE_PREFIX", "NATIVE_NOISE", "PASS_MARK")
+    match_noise_pass = noise_pass.match
+    noise_pass_groups = (
+        noise_pass.body_groups["mark"],
+        noise_pass.body_groups["name"],
+        noise_pass.prefix_groups["ts"],
+    )
     quiet = _QUIET_NOISE
-    tensor_row, tensor_values = assembler._tensor_row, assembler._tensor_values
-    layer_row, layer_values, feed = assembler._layer_row, assembler._layer_values, assembler.feed
+    tensor_row, tensor_rows = assembler._tensor_row, assembler._tensor_rows
+    layer_row, layer_rows, feed = assembler._layer_row, assembler._layer_rows, assembler.feed
     pass_values = assembler._pass_values
     counts = assembler.counts
 
     def feed_each(lines: list[str], numbers: list[int]) -> None:
+        """Line by line, except that a line that starts a run of table rows, noise lines or pass markers
+        is read with the rest of its run (`table_runs.run_from`: matched with no Python call per line,
+        read column by column); see `table_runs` for why a run reads exactly as its lines one by one."""
         # The hot loop reads only locals (closure cells cost ~5% on a verbose log).
         a, classify_, quiet_, feed_ = assembler, classify, quiet, feed
-        match_tensor_, tensor_groups_, tensor_values_ = match_tensor, tensor_groups, tensor_values
-        match_layer_, layer_groups_, layer_values_ = match_layer, layer_groups, layer_values
+        match_tensor_, tensor_groups_, tensor_rows_ = match_tensor, tensor_groups, tensor_rows
+        match_layer_, layer_groups_, layer_rows_ = match_layer, layer_groups, layer_rows
         match_noise_, tensor_row_, layer_row_ = match_noise, tensor_row, layer_row
         match_pass_, pass_groups_, pass_values_ = match_pass, pass_groups, pass_values
+        match_noise_pass_, noise_pass_groups_, run_from_ = match_noise_pass, noise_pass_groups, run_from
+        fast_tensor_ = fast_tensor
         blank = noise = 0
-        for line, number in zip(lines, numbers, strict=True):
+        positions: Any = iter(range(len(lines)))  # a range iterator: `__setstate__` moves it on
+        for i in positions:
+            line, number = lines[i], numbers[i]
             if not line:
                 blank += 1
                 a.open_message = None
@@ -129,26 +147,55 @@ def _parse_lines(source: LogSource, blocks: Iterable[tuple[list[str], list[int]]
                 feed_("", Fields(), line, number)
                 continue
             table = a.table
+            pass_tried = False
             if table == "feature" or table == "const":
-                m = match_tensor_(line)
+                matcher: Callable[[str], re.Match[str] | None] = fast_tensor_
+                m = matcher(line)
+                if m is None:  # (a name cell with blanks in it)
+                    matcher = match_tensor_
+                    m = matcher(line)
                 if m is not None:
-                    a.last_fed = number
+                    # A run only once a build is open: opening one (the first row's) closes the table.
+                    run = run_from_(matcher, m, lines, i) if a.builds else [m]
+                    last = i + len(run)
+                    a.last_fed = numbers[last - 1]
                     a.open_message = None
-                    tensor_values_(m.group(*tensor_groups_), number)
+                    tensor_rows_([r.group(*tensor_groups_) for r in run], numbers[i:last])
+                    positions.__setstate__(last)
                     continue
             elif table == "layer":
                 m = match_layer_(line)
                 if m is not None:  # a prefixed row: never a perf row (those are bare)
-                    a.last_fed = number
+                    run = run_from_(match_layer_, m, lines, i) if a.builds else [m]
+                    last = i + len(run)
+                    a.last_fed = numbers[last - 1]
                     a.open_message = None
-                    layer_values_(m.group(*layer_groups_), line, number)
+                    layer_rows_([r.group(*layer_groups_) for r in run], lines[i:last], numbers[i:last])
+                    positions.__setstate__(last)
                     continue
-            elif match_noise_(line) is not None:
+            elif a.wrapped_perf is None:
+                m = match_noise_pass_(line)
+                if m is not None:
+                    run = run_from_(match_noise_pass_, m, lines, i)
+                    last = i + len(run)
+                    a.open_message = None
+                    marks = 0
+                    for j, (mark, name, ts) in enumerate([r.group(*noise_pass_groups_) for r in run], i):
+                        if mark is not None:  # a pass marker (else a noise line, only counted)
+                            marks += 1
+                            a.last_fed = numbers[j]
+                            pass_values_(mark, name, ts, numbers[j])
+                    noise += len(run) - marks
+                    a.last_fed = numbers[last - 1]
+                    positions.__setstate__(last)
+                    continue
+                pass_tried = True
+            elif match_noise_(line) is not None:  # (a cut perf row is open: a pass marker flushes it)
                 noise += 1
                 a.last_fed = number
                 a.open_message = None
                 continue
-            if a.wrapped_perf is None:  # (else `feed` flushes the cut perf row first)
+            if not pass_tried and a.wrapped_perf is None:  # (else `feed` flushes the cut perf row first)
                 m = match_pass_(line)
                 if m is not None:
                     a.last_fed = number

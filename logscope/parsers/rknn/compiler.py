@@ -7,9 +7,11 @@ from typing import Any
 
 from logscope.parsers.grammar import Fields
 from logscope.parsers.rknn.evaluation import Evaluation
-from logscope.parsers.rknn.layer_cells import _LAYER_TAIL, tail_layout
+from logscope.parsers.rknn.layer_cells import _LAYER_TAIL, read_tails, tail_layout
 from logscope.parsers.rknn.state import _LAYER_FIELDS, _TENSOR_FIELDS
 from logscope.parsers.rknn.values import _demangle, _parse_settings, _shape_bytes, _to_bytes
+
+_UNFIT_LAYER_ROW = "layer row that fits neither its header nor a known layout"
 
 
 class CompilerOutput(Evaluation):
@@ -101,26 +103,48 @@ class CompilerOutput(Evaluation):
 
     def _layer_values(self, head: tuple[str | None, ...], line: str, number: int) -> None:
         """One build-time layer row from its `_LAYER_FIELDS` values (both lexer paths end here)."""
-        layer_id, op_type, dtype, target, inputs, output, tail_text = head
-        tail = self._read_tail(tail_text or "")
-        if tail is None:
-            self._unparsed(number, line, "layer row that fits neither its header nor a known layout")
-            return
-        self.counts["structural"] += 1
-        build = self.builds[-1] if self.builds else self._current(number)
+        self._layer_rows([head], [line], [number])
+
+    def _layer_rows(self, heads: list[tuple[str | None, ...]], lines: list[str], numbers: list[int]) -> None:
+        """Build-time layer rows from their `_LAYER_FIELDS` values, in line order, column by column: a
+        run of a layer table's rows (`parsers.rknn.table_runs`) is read with no Python call per row but
+        the tail converter's. A row whose tail fits neither its header nor a known layout is unparsed,
+        in its place among the run's rows (the `unparsed` rows keep their order: no other line of the
+        run adds one). Reads the layout but changes no context, so a run reads as its rows one by one."""
+        tails = read_tails(self.layer_columns, self.layer_layout, [head[-1] or "" for head in heads])
+        good = len(tails) if None not in tails else 0
+        if not good:  # some tail unread: the rows that were read, and an unparsed row for each other
+            for index, tail in enumerate(tails):
+                if tail is None:
+                    self._unparsed(numbers[index], lines[index], _UNFIT_LAYER_ROW)
+            keep = [index for index, tail in enumerate(tails) if tail is not None]
+            if not keep:
+                return
+            heads, tails, numbers = (
+                [heads[i] for i in keep],
+                [tails[i] for i in keep],
+                [numbers[i] for i in keep],
+            )
+        self.counts["structural"] += len(heads)
+        build = self.builds[-1] if self.builds else self._current(numbers[0])
         build.has_tables = True
-        self.rows["layers"].append(
+        ids, op_types, dtypes, targets, inputs, outputs, _ = zip(*heads, strict=True)
+        width, headerless = len(_LAYER_TAIL), self.headerless
+        self.rows["layers"].extend(
             (
                 build.index,
-                int(layer_id or 0),
-                op_type,
-                dtype,
-                target,
-                None if inputs == "\\" else inputs,
-                None if output == "\\" else output,
-                *tail[: len(_LAYER_TAIL)],
-                self.headerless,
-                number,
+                int(i or 0),
+                o,
+                d,
+                t,
+                None if a == "\\" else a,
+                None if b == "\\" else b,
+                *tail[:width],
+                headerless,
+                n,
+            )
+            for i, o, d, t, a, b, tail, n in zip(
+                ids, op_types, dtypes, targets, inputs, outputs, tails, numbers, strict=True
             )
         )
 
@@ -134,36 +158,51 @@ class CompilerOutput(Evaluation):
 
     def _tensor_values(self, values: tuple[str | None, ...], number: int) -> None:
         """One tensor-table row from its `_TENSOR_FIELDS` values (both lexer paths end here)."""
-        self.counts["structural"] += 1
-        build = self.builds[-1] if self.builds else self._current(number)
+        self._tensor_rows([values], [number])
+
+    def _tensor_rows(self, rows: list[tuple[str | None, ...]], numbers: list[int]) -> None:
+        """Tensor-table rows from their `_TENSOR_FIELDS` values, in line order, column by column (a run of
+        a tensor table's rows, `parsers.rknn.table_runs`, or one row). Reads the table but changes no
+        context, so a run reads as its rows one by one."""
+        self.counts["structural"] += len(rows)
+        build = self.builds[-1] if self.builds else self._current(numbers[0])
         build.has_tables = True
-        op_id, user, name, dtype, data_format, orig, native, start, flag, end, size, sram_hit = values
-        table = "feature" if native or data_format else "const"
-        if native is None and data_format is None and self.table in ("feature", "const"):
-            table = self.table
-        dtype = dtype or ""
-        logical = _shape_bytes(orig, dtype)
-        native_bytes = _shape_bytes(native, dtype) if native else None
-        self.rows["tensors"].append(
-            (
-                build.index,
-                table,
-                int(op_id or 0),
-                user,
-                name,
-                dtype,
-                data_format,
-                orig,
-                native,
-                int(start or "0", 16),
-                int(end or "0", 16),
-                int(size or "0", 16),
-                flag == "*",
-                sram_hit,
+        ids, users, names, dtypes, formats, origs, natives, starts, flags, ends, sizes, hits = zip(
+            *rows, strict=True
+        )
+        current = self.table if self.table in ("feature", "const") else "const"
+        # A row with neither NativeShape nor DataFormat is a const row, unless a table says otherwise.
+        tables = [
+            "feature" if n or f else (current if n is None and f is None else "const")
+            for n, f in zip(natives, formats, strict=True)
+        ]
+        dtypes = tuple(d or "" for d in dtypes)
+        logical = list(map(_shape_bytes, origs, dtypes))
+        native_bytes = [_shape_bytes(n, d) if n else None for n, d in zip(natives, dtypes, strict=True)]
+        self.rows["tensors"].extend(
+            zip(
+                [build.index] * len(rows),
+                tables,
+                [int(i or 0) for i in ids],
+                users,
+                names,
+                dtypes,
+                formats,
+                origs,
+                natives,
+                [int(v or "0", 16) for v in starts],
+                [int(v or "0", 16) for v in ends],
+                [int(v or "0", 16) for v in sizes],
+                [f == "*" for f in flags],
+                hits,
                 logical,
                 native_bytes,
-                native_bytes - logical if native_bytes is not None and logical is not None else None,
-                number,
+                [
+                    b - a if b is not None and a is not None else None
+                    for a, b in zip(logical, native_bytes, strict=True)
+                ],
+                numbers,
+                strict=True,
             )
         )
 

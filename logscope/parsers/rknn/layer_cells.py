@@ -134,6 +134,35 @@ def _parse_layer_tail(tail: str, header: tuple[str, ...] | None) -> tuple[Any, .
 _EMPTY_TAIL: tuple[Any, ...] = (None,) * len(_TAIL_SLOTS)
 
 
+def read_tails(
+    header: tuple[str, ...] | None, layout: Layout | None, tails: list[str]
+) -> list[tuple[Any, ...] | None]:
+    """The `_TAIL_SLOTS` values of each tail, as `_parse_layer_tail` reads it by the header, else
+    `read_tail` by the header's layout (None: neither can). A tail whose token count fits the header
+    (every row of a well-formed table) goes straight to the header's converter, looked up once for
+    all the tails instead of once per row; any other tail takes the per-row path."""
+    if header is None:
+        return [read_layer_tail(tail, None, layout) for tail in tails]
+    convert, width = _tail_converter(_tail_plan(header)), len(header) + 1
+    return [
+        convert(tokens)
+        if len(tokens) == width and " - Up:" not in tail
+        else read_layer_tail(tail, header, layout)
+        for tail, tokens in zip(tails, map(str.split, tails), strict=True)
+    ]
+
+
+def read_layer_tail(
+    tail: str, header: tuple[str, ...] | None, layout: Layout | None
+) -> tuple[Any, ...] | None:
+    """One tail's values: converted token by token when they match the header (the fast path), else
+    placed by the header's layout (empty cells, pasted spacing); None when neither reads it."""
+    values = _parse_layer_tail(tail, header)
+    if values is None and layout is not None:
+        values = read_tail(layout, tail)
+    return values
+
+
 _CONVERTERS: dict[tuple[_Step | None, ...], Callable[[list[str]], tuple[Any, ...]]] = {}
 
 

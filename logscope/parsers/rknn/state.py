@@ -15,7 +15,7 @@ from logscope.frames import SCHEMAS
 from logscope.io import LogSource
 from logscope.parsers.base import BaseAssembler, Boundary
 from logscope.parsers.grammar import Fields
-from logscope.parsers.rknn.layer_cells import _body_start, _parse_layer_tail, identify_tail, read_tail
+from logscope.parsers.rknn.layer_cells import _body_start, identify_tail, read_layer_tail
 from logscope.parsers.table import Layout
 
 # Counted only: lines whose content is fully known and carries nothing logscope reports.
@@ -258,10 +258,7 @@ class RknnState(BaseAssembler[_Build]):
     def _read_tail(self, tail_text: str) -> tuple[Any, ...] | None:
         """A layer / perf row's cells after OutputShape: converted token by token when they match the
         header (the fast path), else placed by the header's layout (empty cells, pasted spacing)."""
-        tail = _parse_layer_tail(tail_text, self.layer_columns)
-        if tail is None and self.layer_layout is not None:
-            tail = read_tail(self.layer_layout, tail_text)
-        return tail
+        return read_layer_tail(tail_text, self.layer_columns, self.layer_layout)
 
     def _identify_rows(self, tail_text: str) -> bool:
         """For a layer-shaped row without a header before it: find the layout its cells fit and read the

@@ -1,0 +1,263 @@
+"""Runs of table rows, noise lines and pass markers (`parsers/rknn/table_runs.py`) are matched in C and
+read column by column: the frames and line counts must be exactly those of the same log read one line
+at a time, whatever surrounds, interrupts or imitates a run; and the narrower tensor-row regex must read
+every line it takes exactly as the tensor-row matcher does."""
+
+from __future__ import annotations
+
+import random
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import logscope.io
+import logscope.parsers.rknn as rknn_parser
+from logscope.api import parse_stream, parse_text
+from logscope.io import LogStream
+from logscope.model import ParsedLog
+from logscope.parsers.grammar import MAX_BLANK_RUN, load_line_grammar
+from logscope.parsers.rknn.table_runs import tensor_row_regex
+from tests.conftest import FIXTURES
+
+RKNN_LOGS = sorted((FIXTURES / "rknn").glob("*.log")) + sorted((FIXTURES / "synthetic").glob("*.log"))
+# Every 7th compiler-corpus log (each toolkit version, target and model family is among them).
+COMPILER_LOGS = sorted((FIXTURES / "rknn-compiler").rglob("*.log.gz"))[::7]
+MOBILENET = FIXTURES / "rknn" / "09-build-verbose-mobilenetv1-rv1106-tk2-1.5.2-simulator.log"
+TS = "D RKNN: [15:13:15.953] "
+
+
+def frames_equal(a: ParsedLog, b: ParsedLog) -> None:
+    assert a.line_counts == b.line_counts
+    assert set(a.frames) == set(b.frames)
+    for name, frame in a.frames.items():
+        pd.testing.assert_frame_equal(frame, b.frames[name], obj=name)
+
+
+def one_by_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every run cut to its first line, tensor rows matched by the tensor-row matcher itself."""
+    lexer = load_line_grammar("rknn").lexer
+    full = lexer.row_matcher("NATIVE_PREFIX", "TENSOR_ROW").match.__self__  # type: ignore[attr-defined]
+    monkeypatch.setattr(rknn_parser, "run_from", lambda match, first, lines, start: [first])
+    monkeypatch.setattr(rknn_parser, "tensor_row_regex", lambda lexer: full)
+
+
+def both_ways(parse, monkeypatch: pytest.MonkeyPatch) -> tuple[ParsedLog, ParsedLog]:  # type: ignore[no-untyped-def]
+    runs = parse()
+    with monkeypatch.context() as m:
+        one_by_one(m)
+        plain = parse()
+    return runs, plain
+
+
+@pytest.mark.parametrize("path", RKNN_LOGS + COMPILER_LOGS, ids=lambda p: p.name[:40])
+def test_every_fixture_parses_as_line_by_line(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    text = logscope.io.read_log(path)
+    frames_equal(*both_ways(lambda: parse_text(text), monkeypatch))
+
+
+@pytest.mark.parametrize(("seed", "noise", "builds"), [(1, 0.0, 1), (2, 0.5, 2), (3, 0.9, 1)])
+def test_generated_logs_parse_as_line_by_line(
+    seed: int, noise: float, builds: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from benchmarks.generate import generate_log
+
+    path = tmp_path / "g.log"
+    generate_log(path, builds=builds, seed=seed, noise_ratio=noise, layers=60)
+    for block in (4096, 1 << 22):  # runs cut by stream blocks, and whole
+        frames_equal(*both_ways(lambda b=block: parse_stream(LogStream(path, block_bytes=b)), monkeypatch))
+
+
+def _mangle(line: str, rng: random.Random) -> str:
+    """One of the ways copies of real logs damage a line."""
+    choice = rng.randrange(12)
+    if choice == 0 and line:
+        return line[: rng.randrange(len(line))]
+    if choice == 1 and line:
+        i = rng.randrange(len(line))
+        return line[:i] + line[i + 1 :]
+    if choice == 2:
+        return re.sub("  +", " ", line)
+    if choice == 3:
+        return re.sub(r"^[DIWE] RKNN: (\[[^\]]*\] )?", "", line)
+    if choice == 4:
+        return re.sub(r"^[DIWE] RKNN: \[[^\]]*\] ", "D RKNN: ", line)
+    if choice == 5 and line:
+        i = rng.randrange(len(line))
+        return line[:i] + rng.choice("x|*()\\, 0\té") + line[i:]
+    if choice == 6:
+        return line.replace("|", "", 1)
+    if choice == 7:
+        return line + "  extra"
+    if choice == 8:
+        return re.sub(r"\d", lambda _: rng.choice("0123456789a"), line, count=2)
+    if choice == 9:
+        return line.replace("D RKNN", "I RKNN", 1)
+    if choice == 10:
+        return line + " " * rng.randrange(1, 4)
+    return line.replace(" ", "\t", 1)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_mangled_copies_parse_as_line_by_line(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = random.Random(seed)
+    lines = logscope.io.read_log(MOBILENET).lines * 2
+    rate = 0.02 if seed % 2 else 0.2
+    out: list[str] = []
+    for line in lines:
+        x = rng.random()
+        if x < rate:
+            out.append(_mangle(line, rng))
+        elif x < rate * 1.1:
+            out.append("")
+        elif x < rate * 1.2:
+            out += [line, line]
+        else:
+            out.append(line)
+    text = "\n".join(out) + "\n"
+    frames_equal(*both_ways(lambda: parse_text(text), monkeypatch))
+
+
+TENSOR = TS + "12  ConvClip const_fold_opt__246   INT8   (512,256,1,1)   | 0x003aed40 0x003ced40 0x00020000"
+FEATURE = (
+    TS + "3   Conv  input  INT8  NC1HWC2  (1,3,224,224)  (1,1,224,224,16)  | 0x00000000*0x00004000 0x00004000"
+)
+LAYER = (
+    TS + "17   ConvClip         INT8     NPU    (1,512,14,14),(512,512,1,1),(512)            (1,512,14,14)"
+    "          0              0              0              0              \\"
+)
+# Lines a run may hold, and lines that look like its lines but are not (or must be left to the loop).
+VOCABULARY = [
+    TENSOR,
+    FEATURE,
+    TS + "12  ConvClip a   INT8   (512,256,1,1)   | 0x003aed40 0x003ced40 0x00020000",  # a one-letter name
+    TS + "12  ConvClip a INT8 INT8   (1)   | 0x0 0x40 0x40",  # the name the terminal reads is `a INT8`
+    TS + "12  ConvClip name with blanks   INT8   (1)   | 0x0 0x40 0x40",
+    TS + "12  ConvClip bad   INT8   (1)   | 0x0 0x40",  # cut short
+    LAYER,
+    LAYER.replace("NPU ", "NPU  ", 1) + "  extra",  # a cell too many: read by the layout or unparsed
+    LAYER[:80],
+    TS + "not need tranpose",
+    TS + "emit div",
+    TS + "finish initComputeZoneMapByStepsVector",
+    TS + ">>>>>> start: N4rknn19RKNNSetOpTargetPassE",
+    TS + "<<<<<<<< end: N4rknn19RKNNSetOpTargetPassE",
+    TS + ">>>>>> start: N4rknn18RKNNModelBuildPassE",
+    TS + "<<<<<<<< end: N4rknn18RKNNModelBuildPassE",
+    TS + ">>>>>> start: N4rknn21RKNNMemStatisticsPassE",
+    TS + "<<<<<<<< end: N4rknn21RKNNMemStatisticsPassE",
+    TS + "Feature Tensor Information Table",
+    TS + "Const Tensor Information Table",
+    TS + "Network Layer Information Table",
+    TS + "ID  User   Tensor   DataType  OrigShape   NativeShape   |     [Start       End)       Size",
+    TS + "ID   OpType           DataType Target InputShape                               OutputShape"
+    "            DDR Cycles     NPU Cycles     Total Cycles   Time(us)       MacUsage(%)    Task Number"
+    "    Lut Number     RW(KB)         FullName",
+    TS + "----------------------------------------",
+    TS + "Total Weight Memory Size: 4447296",
+    TS + "librknnc version: 1.5.2 (c6b7b351a@2023-08-23T15:34:44)",
+    "I rknn building ...",
+    "I rknn buiding done.",
+    "W build: a warning that continues",
+    "    on an indented line",
+    "done",
+    "",
+    "I ",
+    TS + "emit " + "x" * (MAX_BLANK_RUN + 20),  # a long noise line, still read
+    TS + "emit x" + " " * (MAX_BLANK_RUN + 5) + "y",  # a blank run no terminal may hold
+    TENSOR + " " * (MAX_BLANK_RUN + 5) + "| 0x0",
+    "[   1]  Conv    1000/2000/3000   10   6.95   100.0%/0.0%/0.0%   12.5   conv1",  # eval_perf, bare
+]
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    st.lists(
+        st.tuples(st.integers(0, len(VOCABULARY) - 1), st.integers(1, 40)),
+        min_size=1,
+        max_size=14,
+    )
+)
+def test_runs_parse_as_line_by_line(monkeypatch: pytest.MonkeyPatch, segments: list[tuple[int, int]]) -> None:
+    lines = ["W __init__: rknn-toolkit2 version: 1.5.2+b642f30c"]
+    serial = 0
+    for choice, repeat in segments:
+        for _ in range(repeat):
+            line = VOCABULARY[choice]
+            if "const_fold_opt__246" in line or "emit div" in line:  # distinct rows, so a reordering shows
+                line, serial = line.replace("246", str(serial)).replace("div", f"div{serial}"), serial + 1
+            lines.append(line)
+    text = "\n".join(lines) + "\n"
+    frames_equal(*both_ways(lambda: parse_text(text), monkeypatch))
+
+
+def test_the_runs_are_taken(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fixture 09's tables and pass markers are read as runs, not a line at a time."""
+    taken: list[int] = []
+    real = rknn_parser.run_from
+
+    def counting(match, first, lines, start):  # type: ignore[no-untyped-def]
+        run = real(match, first, lines, start)
+        taken.append(len(run))
+        return run
+
+    monkeypatch.setattr(rknn_parser, "run_from", counting)
+    parse_text(logscope.io.read_log(MOBILENET))
+    assert sum(taken) >= 95 + 34 + 52 and max(taken) >= 50
+
+
+def _tensor_lines() -> list[str]:
+    """Every fixture line, and tensor rows mangled the ways copies damage them (seeded)."""
+    rng = random.Random(5)
+    lines = [line for path in RKNN_LOGS for line in logscope.io.read_log(path).lines if line]
+    full = load_line_grammar("rknn").lexer.row_matcher("NATIVE_PREFIX", "TENSOR_ROW").match
+    rows = [line for line in lines if full(line)]
+    extra = [_mangle(row, rng) for row in rows for _ in range(4)]
+    for row in rows[:300]:  # names of every length, with and without blanks, that look like cells
+        for name in ("a", "ab", "a b", "a INT8", "x INT8 (1)", "n  | 0x1 0x2 0x3", "(1)"):
+            extra.append(re.sub(r"(\s\S+\s+\S+\s+)\S+", lambda m, n=name: m.group(1) + n, row, count=1))
+    return lines + extra
+
+
+def test_tensor_row_regex_reads_as_the_row_matcher() -> None:
+    lexer = load_line_grammar("rknn").lexer
+    matcher = lexer.row_matcher("NATIVE_PREFIX", "TENSOR_ROW")
+    fast = tensor_row_regex(lexer)
+    assert fast.pattern != matcher.match.__self__.pattern  # type: ignore[attr-defined]  # (the grammar allows it)
+    taken = refused = 0
+    for line in _tensor_lines():
+        m = fast.match(line)
+        full = matcher.match(line)
+        if m is None:
+            refused += full is not None
+            continue
+        taken += 1
+        assert full is not None, line
+        assert m.groupdict() == full.groupdict(), line
+    assert taken > 1000 and refused > 50  # both sides exercised
+
+
+def test_either_matcher_is_the_two_row_matchers() -> None:
+    lexer = load_line_grammar("rknn").lexer
+    either = lexer.either_matcher("NATIVE_PREFIX", "NATIVE_NOISE", "PASS_MARK")
+    noise = lexer.row_matcher("NATIVE_PREFIX", "NATIVE_NOISE").match
+    marker = lexer.row_matcher("NATIVE_PREFIX", "PASS_MARK")
+    groups = ("mark", "name")
+    seen = {"noise": 0, "mark": 0}
+    for line in _tensor_lines() + VOCABULARY:
+        m = either.match(line)
+        n, p = noise(line), marker.match(line)
+        assert (m is not None) == (n is not None or p is not None), line
+        if p is not None:
+            seen["mark"] += 1
+            assert m is not None and [m.group(either.body_groups[g]) for g in groups] == list(
+                p.group(*groups)
+            )
+            assert m.group(either.prefix_groups["ts"]) == p.group(marker.prefix_groups["ts"])
+        elif n is not None:
+            seen["noise"] += 1
+            assert m is not None and m.group(either.body_groups["mark"]) is None
+    assert min(seen.values()) > 20
