@@ -217,8 +217,9 @@ def _tensor_lines() -> list[str]:
     rows = [line for line in lines if full(line)]
     extra = [_mangle(row, rng) for row in rows for _ in range(4)]
     for row in rows[:300]:  # names of every length, with and without blanks, that look like cells
-        for name in ("a", "ab", "a b", "a INT8", "x INT8 (1)", "n  | 0x1 0x2 0x3", "(1)"):
-            extra.append(re.sub(r"(\s\S+\s+\S+\s+)\S+", lambda m, n=name: m.group(1) + n, row, count=1))
+        start, end = full(row).span("TENSOR_ROW__name")  # type: ignore[union-attr]
+        for name in ("a", "ab", "a b", "a INT8", "x INT8 (1)", "n  | 0x1 0x2 0x3", "(1)", "ab INT8 NCHW (1)"):
+            extra.append(row[:start] + name + row[end:])
     return lines + extra
 
 
@@ -237,7 +238,7 @@ def test_tensor_row_regex_reads_as_the_row_matcher() -> None:
         taken += 1
         assert full is not None, line
         assert m.groupdict() == full.groupdict(), line
-    assert taken > 1000 and refused > 50  # both sides exercised
+    assert taken > 400 and refused > 400  # both sides exercised
 
 
 def test_either_matcher_is_the_two_row_matchers() -> None:
@@ -254,7 +255,7 @@ def test_either_matcher_is_the_two_row_matchers() -> None:
         if p is not None:
             seen["mark"] += 1
             assert m is not None and [m.group(either.body_groups[g]) for g in groups] == list(
-                p.group(*groups)
+                p.group(*(marker.body_groups[g] for g in groups))
             )
             assert m.group(either.prefix_groups["ts"]) == p.group(marker.prefix_groups["ts"])
         elif n is not None:

@@ -13,7 +13,8 @@ line alone cannot carry:
 
 Noise lines (known, content-free compiler chatter and tqdm bars) are counted, never stored, so memory
 does not grow with them. Every other line lands in a frame or in `unparsed` with its line number.
-Runs of plain messages are read as columns (`bulk`, `logscope.parsers.runs`); the rest line by line.
+Runs of plain messages are read as columns (`bulk`, `logscope.parsers.runs`), runs of table rows, noise
+lines and pass markers matched in C and read column by column (`table_runs`); the rest line by line.
 """
 
 from __future__ import annotations

@@ -3,14 +3,16 @@ the compact compiler summary."""
 
 from __future__ import annotations
 
+from itertools import repeat
 from typing import Any
 
 from logscope.parsers.grammar import Fields
 from logscope.parsers.rknn.evaluation import Evaluation
 from logscope.parsers.rknn.layer_cells import _LAYER_TAIL, read_tails, tail_layout
-from logscope.parsers.rknn.state import _LAYER_FIELDS, _TENSOR_FIELDS
+from logscope.parsers.rknn.state import _LAYER_FIELDS, _TENSOR_FIELDS, BOUNDARIES
 from logscope.parsers.rknn.values import _demangle, _parse_settings, _shape_bytes, _to_bytes
 
+_BOUNDARY_PASSES = frozenset(key.partition(":")[2] for key in BOUNDARIES if key.startswith("PASS_MARK:"))
 _UNFIT_LAYER_ROW = "layer row that fits neither its header nor a known layout"
 
 
@@ -50,7 +52,12 @@ class CompilerOutput(Evaluation):
         self.counts["structural"] += 1
         name = _demangle(raw or "")
         if (mark or "").startswith(">"):
-            build = self._segment(f"PASS_MARK:{name}", number)
+            # (only the passes `BOUNDARIES` names may open a build: the others go to the current one)
+            build = (
+                self._segment(f"PASS_MARK:{name}", number)
+                if name in _BOUNDARY_PASSES
+                else self._current(number)
+            )
             record = {
                 "build_index": build.index,
                 "name": name,
@@ -176,24 +183,25 @@ class CompilerOutput(Evaluation):
             "feature" if n or f else (current if n is None and f is None else "const")
             for n, f in zip(natives, formats, strict=True)
         ]
-        dtypes = tuple(d or "" for d in dtypes)
+        # The id, the dtype, Start, End, Size and the flag are never missing from a TENSOR_ROW match (the
+        # terminal requires them), so they are converted in C: `int(id)`, `int(hex, 16)`, `flag == "*"`.
         logical = list(map(_shape_bytes, origs, dtypes))
-        native_bytes = [_shape_bytes(n, d) if n else None for n, d in zip(natives, dtypes, strict=True)]
+        native_bytes = list(map(_shape_bytes, natives, dtypes))  # (None without a NativeShape)
         self.rows["tensors"].extend(
             zip(
                 [build.index] * len(rows),
                 tables,
-                [int(i or 0) for i in ids],
+                list(map(int, ids)),
                 users,
                 names,
                 dtypes,
                 formats,
                 origs,
                 natives,
-                [int(v or "0", 16) for v in starts],
-                [int(v or "0", 16) for v in ends],
-                [int(v or "0", 16) for v in sizes],
-                [f == "*" for f in flags],
+                list(map(int, starts, repeat(16))),
+                list(map(int, ends, repeat(16))),
+                list(map(int, sizes, repeat(16))),
+                list(map("*".__eq__, flags)),
                 hits,
                 logical,
                 native_bytes,

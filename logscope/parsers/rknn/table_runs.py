@@ -69,6 +69,7 @@ _BAR_AHEAD = "(?=[^\n]*\\| *0x)"
 _TOKEN_NAME = r"(?P<TENSOR_ROW__name>\S\S+)"
 
 
+@functools.cache  # once per lexer (and process)
 def tensor_row_regex(lexer: LineLexer) -> re.Pattern[str]:
     r"""A regex that matches a subset of the lines `row_matcher("NATIVE_PREFIX", "TENSOR_ROW")` matches,
     with the same groups: tensor rows whose name cell has no blank (every row of the fixtures), at about

@@ -147,7 +147,8 @@ def _read_nodes(body: str) -> tuple[list[str], list[str]] | None:
     removed: list[str] = []
     added: list[str] = []
     for clause in _CLAUSE_ITER.finditer(body):
-        names = [_unquote(m.group()) for m in _STRING_ITER.finditer(clause["list"])]
+        tokens = _STRING_ITER.findall(clause["list"])  # (no groups: each whole string token)
+        names = [_unquote(t) for t in tokens] if "\\" in clause["list"] else [t[1:-1] for t in tokens]
         (added if clause["key"] == "add node" else removed).extend(names)
     return removed, added
 
