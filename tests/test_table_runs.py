@@ -20,6 +20,7 @@ from logscope.api import parse_stream, parse_text
 from logscope.io import LogStream
 from logscope.model import ParsedLog
 from logscope.parsers.grammar import MAX_BLANK_RUN, load_line_grammar
+from logscope.parsers.rknn.state import BOUNDARIES, _Build
 from logscope.parsers.rknn.table_runs import tensor_row_regex
 from tests.conftest import FIXTURES
 
@@ -262,3 +263,36 @@ def test_either_matcher_is_the_two_row_matchers() -> None:
             seen["noise"] += 1
             assert m is not None and m.group(either.body_groups["mark"]) is None
     assert min(seen.values()) > 20
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.fixed_dictionaries(
+        {
+            "versions": st.dictionaries(
+                st.sampled_from(["runtime_version", "driver_version", "api_version"]), st.just("1")
+            ),
+            "memory": st.dictionaries(
+                st.sampled_from(["weight_bytes", "internal_bytes", "weight_line"]), st.just(1)
+            ),
+            "sections": st.lists(st.sampled_from(["detail", "system", "npu", "max_total"]), max_size=2),
+            "flags": st.lists(st.booleans(), min_size=6, max_size=6),
+        }
+    ),
+    st.frozensets(
+        st.sampled_from(sorted({m for b in BOUNDARIES.values() for m in b.when_has} | {"other", "x:y"}))
+    ),
+)
+def test_holds_any_is_the_marks_intersection(state: dict, wanted: frozenset[str]) -> None:  # type: ignore[type-arg]
+    build = _Build(index=0, start_line=1)
+    build.versions, build.memory = dict(state["versions"]), dict(state["memory"])
+    if state["sections"]:
+        build.eval_memory = {"_sections": list(state["sections"]), "x": 1}
+    done, tables, start, settings_, invoked, totals = state["flags"]
+    build.done_line = 5 if done else None
+    build.has_tables = tables
+    build.build_start_line = 2 if start else None
+    build.settings = {} if settings_ else None
+    build.invoked_line = 3 if invoked else None
+    build.perf_totals = {"x": 1} if totals else {}
+    assert build.holds_any(wanted) == bool(wanted & build.marks())

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import gc
+import operator
 import re
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -41,6 +42,9 @@ Substrings = tuple[tuple[str, ...], tuple[str, ...]]
 _PLAIN_LEVEL = re.compile(r"^[ \t]*([DIWE]) ", re.MULTILINE)
 _PLAIN_TEXT = re.compile(r"^[ \t]*[DIWE] (.*)$", re.MULTILINE)
 
+
+# Whether a match holds any group (`LineLexer.either_matcher`: a noise line's holds none).
+_LAST_GROUP = operator.attrgetter("lastindex")
 
 # Every run line is of this shape (`runs.may_hold_run`).
 _PLAIN_START = re.compile(r"[ \t]{0,16}[DIWE] [A-Za-z0-9_][A-Za-z0-9_ ]*\Z")
@@ -181,11 +185,13 @@ def _parse_lines(source: LogSource, blocks: Iterable[tuple[list[str], list[int]]
                     last = i + len(run)
                     a.open_message = None
                     marks = 0
-                    for j, (mark, name, ts) in enumerate([r.group(*noise_pass_groups_) for r in run], i):
-                        if mark is not None:  # a pass marker (else a noise line, only counted)
-                            marks += 1
-                            a.last_fed = numbers[j]
-                            pass_values_(mark, name, ts, numbers[j])
+                    # (a noise line's match holds no group: a run of noise alone is only counted)
+                    if any(map(_LAST_GROUP, run)):
+                        for j, (mark, name, ts) in enumerate([r.group(*noise_pass_groups_) for r in run], i):
+                            if mark is not None:  # a pass marker (else a noise line, only counted)
+                                marks += 1
+                                a.last_fed = numbers[j]
+                                pass_values_(mark, name, ts, numbers[j])
                     noise += len(run) - marks
                     a.last_fed = numbers[last - 1]
                     positions.__setstate__(last)

@@ -8,6 +8,7 @@ before it (a build-table header row routes eval_perf rows to `evaluation`). `ass
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -137,20 +138,29 @@ class _Build:
         """What this build already holds, in the vocabulary of `BOUNDARIES`."""
         marks = {f"version:{key}" for key in self.versions} | {f"total:{key}" for key in self.memory}
         marks |= {f"eval:{section}" for section in self.eval_memory.get("_sections", ())}
-        for mark, present in (
-            ("compile_output", self.has_compile_output),
-            ("content", self.has_content),
-            ("build_start", self.build_start_line is not None),
-            ("settings", self.settings is not None),
-            ("compiler_version", self.compiler_version is not None),
-            ("invoked", self.invoked_line is not None),
-            ("tables_and_memory", self.has_tables and bool(self.memory)),
-            ("eval_memory", bool(self.eval_memory)),
-            ("perf_totals", bool(self.perf_totals)),
-        ):
-            if present:
-                marks.add(mark)
-        return marks
+        return marks | {mark for mark, present in _FLAG_MARKS.items() if present(self)}
+
+    def holds_any(self, wanted: frozenset[str]) -> bool:
+        """`bool(wanted & self.marks())`, each wanted mark tested alone: a boundary names one to three, and
+        building every mark cost more than the line that asked (a line in ten of a table-dense log)."""
+        for mark in wanted:
+            family, keyed, key = mark.partition(":")
+            if keyed:
+                if family == "version":
+                    held: Any = self.versions
+                elif family == "total":
+                    held = self.memory
+                elif family == "eval":
+                    held = self.eval_memory.get("_sections", ())
+                else:
+                    continue
+                if key in held:
+                    return True
+            else:
+                present = _FLAG_MARKS.get(mark)
+                if present is not None and present(self):
+                    return True
+        return False
 
     @property
     def has_content(self) -> bool:
@@ -160,6 +170,20 @@ class _Build:
             or self.build_start_line is not None
             or self.invoked_line is not None
         )
+
+
+# The marks a build holds or not, by name (`_Build.marks`, `_Build.holds_any`).
+_FLAG_MARKS: dict[str, Callable[[_Build], bool]] = {
+    "compile_output": lambda b: b.has_compile_output,
+    "content": lambda b: b.has_content,
+    "build_start": lambda b: b.build_start_line is not None,
+    "settings": lambda b: b.settings is not None,
+    "compiler_version": lambda b: b.compiler_version is not None,
+    "invoked": lambda b: b.invoked_line is not None,
+    "tables_and_memory": lambda b: b.has_tables and bool(b.memory),
+    "eval_memory": lambda b: bool(b.eval_memory),
+    "perf_totals": lambda b: bool(b.perf_totals),
+}
 
 
 # Tables whose rows start with a numeric id; `_ROW_START` is that start (`12   Conv ...`).
@@ -331,8 +355,13 @@ class RknnState(BaseAssembler[_Build]):
         return builds[-1] if builds else self.open_segment(number, inherit=False)
 
     def _segment(self, key: str, number: int) -> _Build:
-        """The build a line of `key` belongs to: a new one when `BOUNDARIES` says the current one is done."""
-        return self.segment_for(key, number)
+        """The build a line of `key` belongs to: a new one when `BOUNDARIES` says the current one is done
+        (`segment_for`, with the marks asked for one by one: `_Build.holds_any`)."""
+        build = self._current(number)
+        boundary = self.BOUNDARIES.get(key)
+        if boundary is not None and build.holds_any(boundary.when_has):
+            build = self.open_segment(number, inherit=boundary.inherit)
+        return build
 
     def _new_build(self, number: int, *, inherit: bool) -> _Build:
         return self.open_segment(number, inherit=inherit)
