@@ -296,3 +296,16 @@ def test_holds_any_is_the_marks_intersection(state: dict, wanted: frozenset[str]
     build.invoked_line = 3 if invoked else None
     build.perf_totals = {"x": 1} if totals else {}
     assert build.holds_any(wanted) == bool(wanted & build.marks())
+
+
+@pytest.mark.parametrize("bound", [2, 3, 17])
+def test_runs_cut_at_their_bound_parse_as_line_by_line(bound: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run longer than `MAX_RUN` is read as several runs, and still exactly as line by line."""
+    import logscope.parsers.rknn.table_runs as table_runs
+
+    text = logscope.io.read_log(MOBILENET)
+    with monkeypatch.context() as m:
+        m.setattr(table_runs, "MAX_RUN", bound)
+        cut = parse_text(text)
+    frames_equal(*both_ways(lambda: parse_text(text), monkeypatch))
+    frames_equal(cut, parse_text(text))

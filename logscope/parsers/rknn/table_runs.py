@@ -40,22 +40,26 @@ import functools
 import operator
 import re
 from collections.abc import Callable
-from itertools import takewhile
+from itertools import islice, takewhile
 
 from logscope.parsers.grammar import MAX_BLANK_RUN, LineLexer
 
 _MATCHED = functools.partial(operator.is_not, None)
+# A run's match objects are held until it is read: a bound keeps that memory flat however long the run
+# (a log of noise lines is one run), at the cost of one loop turn per `MAX_RUN` lines.
+MAX_RUN = 2048
 
 
 def run_from(
     match: Callable[[str], re.Match[str] | None], first: re.Match[str], lines: list[str], start: int
 ) -> list[re.Match[str]]:
     """`first` (the match of `lines[start]`), then the matches of the lines after it up to the first
-    line `match` refuses, or that is longer than `MAX_BLANK_RUN` (left to the loop's own checks)."""
+    line `match` refuses, or that is longer than `MAX_BLANK_RUN` (left to the loop's own checks); at
+    most `MAX_RUN` lines (the loop starts the next run where this one stops)."""
     rest = iter(lines)
     rest.__setstate__(start + 1)  # type: ignore[attr-defined]  # a list iterator, moved in O(1)
     run = [first]
-    run.extend(takewhile(_MATCHED, map(match, rest)))  # type: ignore[arg-type]
+    run.extend(takewhile(_MATCHED, map(match, islice(rest, MAX_RUN - 1))))  # type: ignore[arg-type]
     if len(run) > 1 and max(map(len, lines[start + 1 : start + len(run)])) > MAX_BLANK_RUN:
         long = next(j for j in range(start + 1, start + len(run)) if len(lines[j]) > MAX_BLANK_RUN)
         del run[long - start :]
