@@ -25,8 +25,10 @@ from logscope.parsers.rknn.table_runs import tensor_row_regex
 from tests.conftest import FIXTURES
 
 RKNN_LOGS = sorted((FIXTURES / "rknn").glob("*.log")) + sorted((FIXTURES / "synthetic").glob("*.log"))
-# Every 7th compiler-corpus log (each toolkit version, target and model family is among them).
-COMPILER_LOGS = sorted((FIXTURES / "rknn-compiler").rglob("*.log.gz"))[::7]
+# Every 40th compiler-corpus log in `make test` (each toolkit version is among them); all of them in the
+# slow test.
+ALL_COMPILER_LOGS = sorted((FIXTURES / "rknn-compiler").rglob("*.log.gz"))
+COMPILER_LOGS = ALL_COMPILER_LOGS[::40]
 MOBILENET = FIXTURES / "rknn" / "09-build-verbose-mobilenetv1-rv1106-tk2-1.5.2-simulator.log"
 TS = "D RKNN: [15:13:15.953] "
 
@@ -58,6 +60,13 @@ def both_ways(parse, monkeypatch: pytest.MonkeyPatch) -> tuple[ParsedLog, Parsed
 def test_every_fixture_parses_as_line_by_line(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     text = logscope.io.read_log(path)
     frames_equal(*both_ways(lambda: parse_text(text), monkeypatch))
+
+
+@pytest.mark.slow
+def test_the_whole_compiler_corpus_parses_as_line_by_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    for path in ALL_COMPILER_LOGS:
+        text = logscope.io.read_log(path)
+        frames_equal(*both_ways(lambda t=text: parse_text(t), monkeypatch))
 
 
 @pytest.mark.parametrize(("seed", "noise", "builds"), [(1, 0.0, 1), (2, 0.5, 2), (3, 0.9, 1)])
