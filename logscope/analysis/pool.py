@@ -437,7 +437,7 @@ def _build_extents(
     start, end, size, line = (column(c) for c in ("start_offset", "end_offset", "size_bytes", "line"))
     op_known = ~tensors["op_id"].array.isna()[positions]
     op_id = column("op_id")
-    names = _texts(tensors["name"], positions)
+    names = text_cells(tensors["name"], positions)
     # Builds ascending, the null build last; the frame's row order inside a build.
     keys = np.where(null, np.inf, builds)
     order = np.argsort(keys, kind="stable")
@@ -495,7 +495,7 @@ def _build_extents(
         yield index, rows, extent
 
 
-def _texts(column: pd.Series, positions: np.ndarray) -> list[str]:
+def text_cells(column: pd.Series, positions: np.ndarray | list[int]) -> list[str]:
     """The text cells at `positions` as str ("" when missing), read through Arrow when the column is
     Arrow-backed: only the rows asked for become Python strings."""
     if isinstance(column.dtype, pd.StringDtype) and column.dtype.storage == "pyarrow":

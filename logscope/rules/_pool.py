@@ -12,12 +12,12 @@ from typing import Any
 
 import pandas as pd
 
-from logscope.analysis.pool import FeaturePool
+from logscope.analysis.pool import FeaturePool, text_cells
 from logscope.analysis.pool import feature_pools as _feature_pools
 from logscope.model import ParsedLog
 from logscope.rules._common import as_int
 
-__all__ = ["FeaturePool", "cells_by_build", "feature_pool", "feature_pools"]
+__all__ = ["FeaturePool", "cells_by_build", "feature_pool", "feature_pools", "text_cells"]
 
 
 def cells_by_build(frame: pd.DataFrame, columns: tuple[str, ...]) -> dict[int | None, list[tuple[Any, ...]]]:

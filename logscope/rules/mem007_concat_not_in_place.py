@@ -61,7 +61,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterator
 from dataclasses import dataclass
-from itertools import compress
+from itertools import compress, repeat
 from typing import Any
 
 import numpy as np
@@ -71,7 +71,7 @@ import pyarrow.compute as pc
 
 from logscope.model import ParsedLog
 from logscope.rules._common import KiB, as_int, as_str, fmt_bytes, parse_shape
-from logscope.rules._pool import FeaturePool, feature_pools
+from logscope.rules._pool import FeaturePool, feature_pools, text_cells
 from logscope.rules.finding import Finding, Severity
 
 CODE = "MEM007"
@@ -112,23 +112,21 @@ def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
     tensors = log.frames["tensors"]
     concat_user = _starts_with(tensors["user_op"], "Concat")
     op_ids = tensors["op_id"].to_numpy(dtype="int64", na_value=-1)
-    shapes: list[str] | None = None  # the orig_shape column, read when a build has a Concat
     for build_index, pool in pools.items():
         build_layers = layers.get(build_index, {})
         positions = pool.row_positions
         build_ids = op_ids[positions]
-        concat_ids = {int(v) for v in build_ids[concat_user[positions]]} | (
-            set(build_layers) & {int(v) for v in build_ids}
-        )
+        concat_ids = set(build_ids[concat_user[positions]].tolist())
+        if build_layers:
+            concat_ids |= set(build_layers).intersection(build_ids.tolist())
         concat_ids.discard(-1)
         if not concat_ids:
             continue
-        if shapes is None:
-            shapes = [
-                (s if " " not in s else "".join(s.split())) if type(s) is str else ""
-                for s in tensors["orig_shape"].tolist()
-            ]
-        yield from _check_build(pool, build_layers, concat_ids, (op_ids, shapes), options)
+        # The shapes of this build's rows only (no Python string for the rest of the column).
+        shapes = [
+            s if " " not in s else "".join(s.split()) for s in text_cells(tensors["orig_shape"], positions)
+        ]
+        yield from _check_build(pool, build_layers, concat_ids, (build_ids, shapes), options)
 
 
 def _starts_with(column: pd.Series, prefix: str) -> np.ndarray:
@@ -188,21 +186,19 @@ def _check_build(
     pool: FeaturePool,
     layers: dict[int, _Layer],
     concat_ids: set[int],
-    frame: tuple[np.ndarray, list[str]],
+    cells: tuple[np.ndarray, list[str]],
     options: Options,
 ) -> Iterator[Finding]:
     """The findings of one build. Plain lists and whole-column numpy, C-level `map`/`zip`/`dict` where
     a row is read: a build has hundreds of rows (the benchmark logs 71k over their builds), and every
     build with a Concat pays this on every parse that runs the rules."""
-    frame_ids, frame_shapes = frame
+    ids, shapes = cells  # the rows' IDs (-1: none) and shapes, line order
     rows = pool.resident_rows()
     lines = rows.line
     names = rows.name
     if not all(names):  # an unnamed row is its own tensor
         names = [n if n else f"\0line {ln}" for n, ln in zip(names, lines, strict=True)]
-    shapes = list(map(frame_shapes.__getitem__, rows.position))
     starts, ends, sizes = rows.start, rows.end, rows.size
-    ids = frame_ids[rows.position]  # -1 where the row has no ID
 
     # The first consumer of each name: rows by ID, largest first, so the smallest is written last.
     consumed = np.flatnonzero(ids >= 0)
@@ -221,28 +217,38 @@ def _check_build(
         else:
             wanted[k] = _inferred_shapes([shapes[i] for i in members])
     needed = set().union(*wanted.values()) if wanted else set()
-    # Per shape, the rows that can be a Concat's output (one per name: its first row, consumed), in the
-    # order the output is chosen by: first consumer, a name with "concat" first, line.
-    by_shape: dict[str, list[tuple[int, bool, int, int]]] = {}
-    for i in compress(range(len(shapes)), map(needed.__contains__, shapes)):
-        name = names[i]
-        if i == first_row[name] and name in first_consumer:
-            key = (first_consumer[name], "concat" not in name.lower(), lines[i], i)
-            by_shape.setdefault(shapes[i], []).append(key)
-    for keys in by_shape.values():
-        keys.sort(key=lambda key: key[:3])
-    consumers = {shape: [key[0] for key in keys] for shape, keys in by_shape.items()}
+    # The rows that can be a Concat's output (one per name: its first row, consumed), per shape by
+    # first consumer then line: whole-column numpy, as most rows of a generated log share a few shapes.
+    code_of = {shape: c for c, shape in enumerate(needed)}
+    codes = np.fromiter(map(code_of.get, shapes, repeat(-1)), dtype=np.int64, count=len(shapes))
+    consumer = np.fromiter(map(first_consumer.get, names, repeat(-1)), dtype=np.int64, count=len(names))
+    is_first = np.zeros(len(names), dtype=bool)
+    is_first[list(first_row.values())] = True
+    line_array = np.array(lines, dtype=np.int64)
+    candidates = np.flatnonzero((codes >= 0) & is_first & (consumer >= 0))
+    candidates = candidates[np.lexsort((line_array[candidates], consumer[candidates], codes[candidates]))]
+    by_shape: dict[str, tuple[list[int], list[int]]] = {}  # shape: (first consumers, rows), sorted
+    cut = np.flatnonzero(np.diff(codes[candidates])) + 1
+    for group in np.split(candidates, cut) if len(candidates) else ():
+        by_shape[shapes[int(group[0])]] = (consumer[group].tolist(), group.tolist())
+
+    def output_key(i: int) -> tuple[int, bool, int]:
+        """The output is chosen by: first consumer, then a name with "concat", then line."""
+        return first_consumer[names[i]], "concat" not in names[i].lower(), lines[i]
 
     chosen: list[tuple[int, int]] = []
     for k in sorted(inputs_of):
-        # The soonest consumed after the Concat: per shape the first key whose consumer is after k.
-        best = [
-            by_shape[shape][j]
-            for shape in wanted[k]
-            if shape in by_shape and (j := bisect.bisect_right(consumers[shape], k)) < len(consumers[shape])
-        ]
+        # Per shape, the rows first consumed soonest after k (all of that consumer), then the best.
+        best = []
+        for shape in wanted[k]:
+            if shape not in by_shape:
+                continue
+            fcs, shape_rows = by_shape[shape]
+            j = bisect.bisect_right(fcs, k)
+            if j < len(fcs):
+                best.append(min(shape_rows[j : bisect.bisect_right(fcs, fcs[j])], key=output_key))
         if best:
-            chosen.append((k, min(best, key=lambda key: key[:3])[3]))
+            chosen.append((k, min(best, key=output_key)))
     out_names = {names[out] for _, out in chosen}
     rows_of_name: dict[str, list[int]] = {}
     for i in compress(range(len(names)), map(out_names.__contains__, names)):
