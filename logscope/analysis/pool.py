@@ -567,10 +567,11 @@ class _TensorTable:
             self.line, self.op_id = rows.line, rows.op_id
         else:
             self._members = np.array(members, dtype=np.int64)
-            self.name, self.start, self.end, self.line, self.op_id = (
-                list(map(column.__getitem__, members))
-                for column in (rows.name, rows.start, rows.end, rows.line, rows.op_id)
-            )
+            self.name = list(map(rows.name.__getitem__, members))
+            self.start = list(map(rows.start.__getitem__, members))
+            self.end = list(map(rows.end.__getitem__, members))
+            self.line = list(map(rows.line.__getitem__, members))
+            self.op_id = list(map(rows.op_id.__getitem__, members))
         if self._members is None:  # every row resident, line order is frame order: the extent's keys
             keys, first_row = rows.keys, rows.first_row
         else:
@@ -639,21 +640,21 @@ def _timed(tensors: list[_Tensor]) -> list[_Tensor]:
 
 
 class _Timeline(NamedTuple):
-    """The timed tensors (`_timed`: `table[index[i]]` is the i-th) with their lifetimes and absolute
+    """The timed tensors (`_timed`: `table[tensor_at[i]]` is the i-th) with their lifetimes and absolute
     ranges as int64 arrays, read from the table's columns (no Python step per tensor)."""
 
     table: _TensorTable
-    index: list[int]
+    tensor_at: list[int]
     first: np.ndarray  # op_first = min(ops) - 1
     last: np.ndarray  # op_last = max(ops)
     start: np.ndarray
     end: np.ndarray
 
     def tensor(self, i: int) -> _Tensor:
-        return self.table[self.index[i]]
+        return self.table[self.tensor_at[i]]
 
     def tensors(self) -> list[_Tensor]:
-        return [self.table[i] for i in self.index]
+        return [self.table[i] for i in self.tensor_at]
 
 
 def _timeline(table: _TensorTable) -> _Timeline:
@@ -673,7 +674,7 @@ class _NameKeys:
 
     def __getitem__(self, i: int) -> str:
         table = self._timeline.table
-        r = table.firsts[self._timeline.index[i]]
+        r = table.firsts[self._timeline.tensor_at[i]]
         name = table.name[r]
         return name if name else f"\0line {table.line[r]}"
 
@@ -686,7 +687,7 @@ def _peak_bound_step(timeline: _Timeline, pool_start: int) -> int | None:
     without aliasing the busiest step's sum is its bound and one step is judged; the full sweep (the
     `steps` frame) waits for a plot or the report. None when no tensor is timed."""
     first, last = timeline.first, timeline.last
-    if not timeline.index:
+    if not timeline.tensor_at:
         return None
     weight = timeline.end - timeline.start
     if (weight < 0).any():  # a negative Size: no cap, every step
