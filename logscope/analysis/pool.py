@@ -92,9 +92,13 @@ _STEP_COLUMNS = ("step", "occupied_bytes", "lower_bound_bytes", "high_water_byte
 class FeaturePool:
     """The feature-map pool of one build (see the module docstring for every definition).
 
-    The figures are computed from plain lists when the pool is built; the frames (`rows`, `outside`,
-    `tensors`, `outside_tensors`, `steps`) are built on first use, from the same rows: the rules read
-    the figures of every build, the plots and the report the frames of one.
+    The figures are computed from plain lists and int64 arrays when the pool is built; the frames
+    (`rows`, `outside`, `tensors`, `outside_tensors`, `steps`) are built on first use, from the same
+    rows: the rules read the figures of every build, the plots and the report the frames of one. The
+    per-step sweep too waits for `steps` or `occupied_peak_*`: the lower bound's step is found without
+    it (`_peak_bound_step`), its figures equal to the sweep's (tests/test_pool.py checks both on random
+    tables). Every CI log and every build of a 500-build log pays this, so no pandas call is made per
+    build and no Python object per tensor is built unless a frame or a finding needs it.
     """
 
     __slots__ = (
