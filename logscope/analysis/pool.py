@@ -460,7 +460,7 @@ def _build_extents(
             resident = np.ones(len(group), dtype=bool)
         r_start = g_start[resident]
         pool_start = r_start.min()
-        g_names = [names[i] for i in group.tolist()]
+        g_names = list(map(names.__getitem__, group.tolist()))
         starts, ends, sizes = g_start.tolist(), g_end.tolist(), size[group].tolist()
         flags = resident.tolist()
         # One tensor is one name at one address (listed once per consumer): counted once, at the size
@@ -477,8 +477,10 @@ def _build_extents(
             table_span_bytes=int(max_end - min_start),
         )
         g_line = line[group]
-        known = op_known[group].tolist()
+        g_known = op_known[group]
         g_op = op_id[group].tolist()
+        if not g_known.all():
+            g_op = [op if k else None for op, k in zip(g_op, g_known.tolist(), strict=True)]
         rows = _Rows(
             position=positions[group].tolist(),
             order=np.argsort(g_line, kind="stable").tolist(),
@@ -488,11 +490,11 @@ def _build_extents(
             end=ends,
             size=sizes,
             line=g_line.tolist(),
-            op_id=[op if k else None for op, k in zip(g_op, known, strict=True)],
+            op_id=g_op,
             start_array=g_start,
             end_array=g_end,
             op_array=op_id[group],
-            op_known=op_known[group],
+            op_known=g_known,
             keys=triples,
             first_row=first_row,
         )
