@@ -229,23 +229,15 @@ class FeaturePool:
         return occupied[position], steps["step"][position]
 
     def resident_rows(self) -> ResidentRows:
-        """The resident rows' cells as plain lists, line order: what `rows` holds (name "" when missing,
-        op_id None), without building the frame (a rule that reads every build's rows pays no pandas).
+        """The resident rows' cells as plain lists, line order: what `rows` holds (name "" when
+        missing), without building the frame (a rule that reads every build's rows pays no pandas).
         The lists may be the pool's own: read them, never change them."""
         rows, members = self._lists
         if members == list(range(len(rows.name))):  # every row resident, frame order is line order
-            return ResidentRows(
-                rows.position, rows.name, rows.start, rows.end, rows.size, rows.line, rows.op_id
-            )
-        return ResidentRows(
-            position=[rows.position[i] for i in members],
-            name=[rows.name[i] for i in members],
-            start=[rows.start[i] for i in members],
-            end=[rows.end[i] for i in members],
-            size=[rows.size[i] for i in members],
-            line=[rows.line[i] for i in members],
-            op_id=[rows.op_id[i] for i in members],
-        )
+            return ResidentRows(rows.position, rows.name, rows.start, rows.end, rows.size, rows.line)
+        ints = (rows.position, rows.start, rows.end, rows.size, rows.line)
+        position, start, end, size, line = (list(map(column.__getitem__, members)) for column in ints)
+        return ResidentRows(position, list(map(rows.name.__getitem__, members)), start, end, size, line)
 
     @property
     def row_positions(self) -> list[int]:
@@ -389,7 +381,6 @@ class ResidentRows(NamedTuple):
     end: list[int]
     size: list[int]
     line: list[int]
-    op_id: list[int | None]
 
 
 EXTENT_COLUMNS = ("start_offset", "span_bytes", "sum_bytes", "table_span_bytes")
