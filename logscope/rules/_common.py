@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import field
+from itertools import pairwise
 from typing import Any
 
 import pandas as pd
@@ -135,6 +136,145 @@ def _categories(messages: pd.DataFrame) -> dict[str, list[int]]:
     _CATEGORIES.insert(0, (messages, index))
     del _CATEGORIES[4:]
     return index
+
+
+class Columns:
+    """One frame as plain Python lists, shared by every rule that reads it during one engine run.
+
+    Why: a typical log has a few hundred layers and a thousand tensors, and each pandas call (a mask,
+    a groupby, a sort, `itertuples`) costs tens of microseconds whatever the size; two dozen rules
+    asking pandas per rule and per build cost more than parsing the log. A column is converted once
+    (`Series.tolist()`: ints, strs, floats, bools, `pd.NA` for missing) and rules loop over lists.
+    Positions are row positions in the frame (`frame.iloc[p]`).
+    """
+
+    __slots__ = ("_builds", "_by_line", "_values", "frame")
+
+    def __init__(self, frame: pd.DataFrame) -> None:
+        self.frame = frame
+        self._values: dict[str, list[Any]] = {}
+        self._builds: dict[int | None, list[int]] | None = None
+        self._by_line: dict[int | None, list[int]] | None = None
+
+    def __len__(self) -> int:
+        return len(self.frame)
+
+    def __getitem__(self, name: str) -> list[Any]:
+        values = self._values.get(name)
+        if values is None:
+            values = self._values[name] = self.frame[name].tolist()
+        return values
+
+    def get(self, name: str, position: int) -> Any:
+        """The cell at `position` of column `name`, None when the frame has no such column."""
+        return self[name][position] if name in self.frame.columns else None
+
+    def line_order(self) -> list[int]:
+        """Every row position in line order (stable; rows without a line last)."""
+        lines = self["line"]
+        positions = list(range(len(lines)))
+        if all(type(v) is int for v in lines):
+            if all(a <= b for a, b in pairwise(lines)):
+                return positions
+            return sorted(positions, key=lines.__getitem__)
+        return sorted(positions, key=lambda p: (type(lines[p]) is not int, as_int(lines[p]) or 0))
+
+    def builds(self) -> dict[int | None, list[int]]:
+        """Row positions of each build in frame order; builds in build order, rows outside any build
+        (None) last: the order `grouped` yields."""
+        if self._builds is None:
+            split: dict[int | None, list[int]] = {}
+            for position, value in enumerate(self["build_index"]):
+                key = value if type(value) is int else as_int(value)
+                rows = split.get(key)
+                if rows is None:
+                    split[key] = [position]
+                else:
+                    rows.append(position)
+            self._builds = {k: split[k] for k in sorted(split, key=lambda v: (v is None, v or 0))}
+        return self._builds
+
+    def by_line(self) -> dict[int | None, list[int]]:
+        """`builds()` with each build's positions in line order (stable: equal lines keep frame order)."""
+        if self._by_line is None:
+            lines = self["line"]
+            if all(type(v) is int for v in lines):
+                self._by_line = {
+                    build: rows
+                    if all(lines[a] <= lines[b] for a, b in pairwise(rows))
+                    else sorted(rows, key=lines.__getitem__)
+                    for build, rows in self.builds().items()
+                }
+            else:  # a row without a line goes last, as `sort_values("line")` puts it
+                self._by_line = {
+                    build: sorted(rows, key=lambda p: (type(lines[p]) is not int, as_int(lines[p]) or 0))
+                    for build, rows in self.builds().items()
+                }
+        return self._by_line
+
+
+class Row:
+    """One row of a `Columns`, read by attribute like an `itertuples()` row (values as `tolist()` gives)."""
+
+    __slots__ = ("_columns", "_position")
+
+    def __init__(self, columns: Columns, position: int) -> None:
+        self._columns = columns
+        self._position = position
+
+    def __getattr__(self, name: str) -> Any:
+        return self._columns[name][self._position]
+
+
+_COLUMNS: list[Columns] = []
+
+
+def columns(frame: pd.DataFrame) -> Columns:
+    """The `Columns` of `frame`, made on first use and kept while the same frame object is asked for.
+
+    Keyed on the frame object itself (held, so its id cannot be reused), the last few frames only, and
+    emptied by the engine before and after each run: a frame changed between runs is read afresh.
+    """
+    for cached in _COLUMNS:
+        if cached.frame is frame:
+            return cached
+    made = Columns(frame)
+    _COLUMNS.insert(0, made)
+    del _COLUMNS[16:]
+    return made
+
+
+def message_positions(log: ParsedLog, categories: Iterable[str]) -> list[int]:
+    """Positions of the `messages` rows whose category is one of `categories`, in line order (the
+    rows `messages_in` returns, without building a frame)."""
+    messages = log.frames["messages"]
+    by_category = _categories(messages)
+    positions = [p for c in set(categories) for p in by_category.get(c, ())]
+    if len(positions) > 1:
+        lines = columns(messages)["line"]
+        positions.sort()
+        positions.sort(key=lambda p: (type(lines[p]) is not int, as_int(lines[p]) or 0))
+    return positions
+
+
+def message_groups(log: ParsedLog, categories: Iterable[str]) -> list[tuple[int | None, list[int]]]:
+    """`message_positions` split by build: (build_index, positions in line order) in build order,
+    rows outside any build last (what `grouped(messages_in(...))` yields, as positions)."""
+    positions = message_positions(log, categories)
+    if not positions:
+        return []
+    builds = columns(log.frames["messages"])["build_index"]
+    split: dict[int | None, list[int]] = {}
+    for position in positions:
+        split.setdefault(as_int(builds[position]), []).append(position)
+    return [(b, split[b]) for b in sorted(split, key=lambda v: (v is None, v or 0))]
+
+
+def forget_frames() -> None:
+    """Drop every per-frame cache of this module (the engine calls it around each run)."""
+    _COLUMNS.clear()
+    _SPLITS.clear()
+    _CATEGORIES.clear()
 
 
 def first_line(text: Any) -> str:

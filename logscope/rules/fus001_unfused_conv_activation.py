@@ -36,7 +36,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from logscope.model import ParsedLog
-from logscope.rules._common import as_int, as_str, parse_shape
+from logscope.rules._common import Row, as_int, as_str, columns, parse_shape
 from logscope.rules.finding import Finding, Severity
 
 CODE = "FUS001"
@@ -86,10 +86,18 @@ def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
     for table in tables:
         # Every build at once: rows by build (rows outside any build last), then line; a candidate is
         # a convolution whose next row in the same build is a follower.
-        builds = [as_int(v) for v in table["build_index"].tolist()]
-        lines = table["line"].to_numpy(dtype="int64", na_value=0).tolist()
-        order = sorted(range(len(builds)), key=lambda i: (builds[i] is None, builds[i] or 0, lines[i]))
-        kinds = [str(k).lower() for k in table["op_type"].fillna("").tolist()]
+        cols = columns(table)
+        builds = [v if type(v) is int else as_int(v) for v in cols["build_index"]]
+        lines = cols["line"]
+        if all(type(v) is int for v in lines):  # the split by build, in line order, other rules use too
+            order = [p for positions in cols.by_line().values() for p in positions]
+        else:  # a row without a line sorts as line 0
+            zeroed = [as_int(v) or 0 for v in lines]
+            order = sorted(range(len(builds)), key=lambda i: (builds[i] is None, builds[i] or 0, zeroed[i]))
+        kinds = [
+            k.lower() if type(k) is str else ("" if as_str(k) is None else str(k).lower())
+            for k in cols["op_type"]
+        ]
         candidates = [
             p
             for p in range(len(order) - 1)
@@ -101,8 +109,7 @@ def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
             continue
         # Only the candidate rows and their successors as tuples: a build has hundreds of layers.
         wanted = sorted({p + d for p in candidates for d in (0, 1)})
-        picked = table.iloc[[order[p] for p in wanted]].itertuples(index=False)
-        rows = dict(zip(wanted, picked, strict=True))
+        rows = {p: Row(cols, order[p]) for p in wanted}
         for position in candidates:
             conv, nxt = rows[position], rows[position + 1]
             build_index = builds[order[position]]

@@ -36,7 +36,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from logscope.model import ParsedLog
-from logscope.rules._common import as_int, grouped, pct, rows_of_build
+from logscope.rules._common import as_int, columns, pct
 from logscope.rules.finding import Finding, Severity
 
 CODE = "FUS002"
@@ -55,26 +55,34 @@ OPTIONS = Options
 
 
 def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
-    for build_index, fusions in grouped(log.frames["fusions"]):
-        compiler = fusions[fusions["section"] == "compiler"]
-        if compiler.empty:
+    fusions = columns(log.frames["fusions"])
+    layers = columns(log.frames["layers"])
+    sections, removed, fusion_lines = fusions["section"], fusions["removed_nodes"], fusions["line"]
+    op_types, layer_lines = layers["op_type"], layers["line"]
+    layer_builds = layers.builds()
+    for build_index, positions in fusions.builds().items():
+        compiler = [p for p in positions if type(sections[p]) is str and sections[p] == "compiler"]
+        if not compiler:
             continue
-        layers = rows_of_build(log.frames["layers"], build_index)
-        convs = layers[layers["op_type"].fillna("").str.startswith("Conv")]
-        if convs.empty:
+        convs = [
+            p
+            for p in layer_builds.get(build_index, ())
+            if type(op_types[p]) is str and op_types[p].startswith("Conv")
+        ]
+        if not convs:
             continue
         in_lines = sum(
             1
-            for nodes in compiler["removed_nodes"]
+            for nodes in (removed[p] for p in compiler)
             if any(str(n).lower().startswith("conv") for n in (nodes or []))
         )
         # A layer typed `ConvRelu` / `ConvClip` is already fused whatever the fusion lines say.
-        compound = int((~convs["op_type"].str.lower().isin(PLAIN)).sum())
+        compound = sum(1 for p in convs if op_types[p].lower() not in PLAIN)
         fused = min(len(convs), in_lines + compound)
         ratio = fused / len(convs)
         if ratio >= options.min_ratio:
             continue
-        lines = tuple(sorted(int(v) for v in compiler["line"]))
+        lines = tuple(sorted(int(fusion_lines[p]) for p in compiler))
         yield Finding(
             message=f"{fused} of {len(convs)} convolutions ({pct(ratio)}) are fused (fusion "
             + (f"line {lines[0]}" if len(lines) == 1 else f"lines {lines[0]}-{lines[-1]}")
@@ -85,7 +93,7 @@ def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
             evidence={
                 "fused_convolutions": fused,
                 "convolutions": len(convs),
-                "convolution_lines": [as_int(v) for v in convs["line"]],
+                "convolution_lines": [as_int(layer_lines[p]) for p in convs],
                 "fusion_lines": list(lines),
                 "ratio": round(ratio, 6),
                 "min_ratio": options.min_ratio,

@@ -48,10 +48,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-import pandas as pd
-
 from logscope.model import ParsedLog
-from logscope.rules._common import KiB, as_int, as_str, fmt_bytes, grouped, parse_shape, pct
+from logscope.rules._common import Columns, KiB, as_int, as_str, columns, fmt_bytes, parse_shape, pct
 from logscope.rules.finding import Finding, Severity
 
 CODE = "MEM005"
@@ -110,40 +108,54 @@ def layout(orig_text: str | None, native_text: str | None, dtype: str) -> dict[s
     }
 
 
-def padded_rows(rows: pd.DataFrame) -> list[dict[str, Any]]:
-    """Padding figures of the feature rows whose native shape is channel blocks fitting their Size."""
+def padded_rows(cols: Columns, positions: list[int]) -> list[tuple[int, dict[str, int]]]:
+    """(position, padding figures) of the feature rows whose native shape is channel blocks fitting
+    their Size, in `positions` order."""
     out = []
-    columns = ("orig_shape", "native_shape", "dtype", "size_bytes", "name", "user_op", "op_id", "line")
-    for orig, native, dtype, size, name, user_op, op_id, line in zip(
-        *(rows[c].tolist() for c in columns), strict=True
-    ):
-        figures = layout(as_str(orig), as_str(native), (as_str(dtype) or "").upper())
-        if figures is None or as_int(size) is None or figures["native_bytes"] > (as_int(size) or 0):
+    orig_col, native_col, dtype_col, size_col = (
+        cols[c] for c in ("orig_shape", "native_shape", "dtype", "size_bytes")
+    )
+    for p in positions:
+        dtype = dtype_col[p]
+        figures = layout(as_str(orig_col[p]), as_str(native_col[p]), (as_str(dtype) or "").upper())
+        if figures is None:
             continue
-        row: dict[str, Any] = {
-            "tensor": as_str(name),
-            "user_op": as_str(user_op),
-            "op_id": as_int(op_id),
-            "line": as_int(line),
-            "orig_shape": as_str(orig),
-            "native_shape": as_str(native),
-            "dtype": (as_str(dtype) or "").upper(),
-        }
-        out.append(row | figures)
+        size = as_int(size_col[p])
+        if size is None or figures["native_bytes"] > size:
+            continue
+        out.append((p, figures))
     return out
 
 
+def _row(cols: Columns, position: int, figures: dict[str, int]) -> dict[str, Any]:
+    """The evidence of one counted row: what the log printed, then the padding figures."""
+    row: dict[str, Any] = {
+        "tensor": as_str(cols["name"][position]),
+        "user_op": as_str(cols["user_op"][position]),
+        "op_id": as_int(cols["op_id"][position]),
+        "line": as_int(cols["line"][position]),
+        "orig_shape": as_str(cols["orig_shape"][position]),
+        "native_shape": as_str(cols["native_shape"][position]),
+        "dtype": (as_str(cols["dtype"][position]) or "").upper(),
+    }
+    return row | figures
+
+
 def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
-    tensors = log.frames["tensors"]
-    for build_index, rows in grouped(tensors[tensors["table"] == "feature"]):
-        padded = padded_rows(rows)
-        if not padded:
+    cols = columns(log.frames["tensors"])
+    table = cols["table"]
+    for build_index, positions in cols.builds().items():
+        rows = [p for p in positions if type(table[p]) is str and table[p] == "feature"]
+        counted = padded_rows(cols, rows)
+        if not counted:
             continue
+        padded_figures = [f for _, f in counted]
+        line_col = cols["line"]
         heavy = [
-            p
-            for p in padded
-            if p["padding_bytes"] >= options.min_tensor_bytes
-            and p["padding_bytes"] >= options.tensor_share * p["native_bytes"]
+            _row(cols, position, f)
+            for position, f in counted
+            if f["padding_bytes"] >= options.min_tensor_bytes
+            and f["padding_bytes"] >= options.tensor_share * f["native_bytes"]
         ]
         heavy.sort(key=lambda p: (-p["padding_bytes"], p["line"] or 0))
         for p in heavy[: options.max_findings]:
@@ -164,14 +176,18 @@ def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
                 hint=HINT,
                 build_index=build_index,
             )
-        total_native = sum(p["native_bytes"] for p in padded)
-        total_padding = sum(p["padding_bytes"] for p in padded)
+        total_native = sum(f["native_bytes"] for f in padded_figures)
+        total_padding = sum(f["padding_bytes"] for f in padded_figures)
         if total_native and total_padding >= options.total_share * total_native:
-            lines = tuple(sorted(p["line"] for p in padded if p["padding_bytes"] and p["line"]))
-            worst = max(padded, key=lambda p: p["padding_bytes"])
+            row_lines = [as_int(line_col[position]) for position, _ in counted]
+            lines = tuple(
+                sorted(v for v, f in zip(row_lines, padded_figures, strict=True) if f["padding_bytes"] and v)
+            )
+            worst_at = max(range(len(counted)), key=lambda i: padded_figures[i]["padding_bytes"])
+            worst = {"tensor": as_str(cols["name"][counted[worst_at][0]]), "line": row_lines[worst_at]}
             yield Finding(
                 message=f"channel padding is {fmt_bytes(total_padding)} of {fmt_bytes(total_native)} "
-                f"({pct(total_padding / total_native)}) over {len(padded)} feature maps; largest: "
+                f"({pct(total_padding / total_native)}) over {len(counted)} feature maps; largest: "
                 f"{worst['tensor']} (line {worst['line']})",
                 line=lines[0] if lines else None,
                 lines=lines,
@@ -180,8 +196,8 @@ def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
                     "padding_bytes": total_padding,
                     "native_bytes": total_native,
                     "share": round(total_padding / total_native, 6),
-                    "rows_counted": len(padded),
-                    "rows_skipped": len(rows) - len(padded),
+                    "rows_counted": len(counted),
+                    "rows_skipped": len(rows) - len(counted),
                     "computation": "sum over counted feature rows of native - logical bytes",
                 },
                 hint=HINT,

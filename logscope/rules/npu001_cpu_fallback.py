@@ -47,7 +47,16 @@ from dataclasses import dataclass
 from itertools import accumulate
 
 from logscope.model import ParsedLog
-from logscope.rules._common import as_float, as_int, as_str, first_line, grouped, messages_in, rows_of_build
+from logscope.rules._common import (
+    Columns,
+    Row,
+    as_float,
+    as_int,
+    as_str,
+    columns,
+    first_line,
+    message_positions,
+)
 from logscope.rules.finding import Finding, Severity
 
 CODE = "NPU001"
@@ -74,29 +83,33 @@ HINT = (
 
 def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
     yield from _ranking_cpu_time(log, options)
-    unsupported = messages_in(log, ["unsupported-op"])
     tables = [log.frames[n] for n in ("layers", "perf") if n in log.frames and len(log.frames[n])]
-    # Only tables with a layer on the CPU are split by build (the test below, on the whole table).
-    tables = [t for t in tables if (t["target"] == "CPU").fillna(False).astype(bool).any()]
-    for build_index, layers in ((b, rows) for table in tables for b, rows in grouped(table)):
-        ordered = layers.sort_values("line")
-        is_compute = ~ordered["op_type"].isin(IO_OPS).fillna(False).astype(bool)
-        if not (is_compute & (ordered["target"] == "CPU").fillna(False).astype(bool)).any():
-            continue
-        compute_rows = ordered[is_compute]
-        targets = [t if type(t) is str else as_str(t) for t in compute_rows["target"].tolist()]
-        # Row tuples only for the CPU layers: a build has hundreds of layers, a few on the CPU.
+    for table in tables:
+        yield from _check_table(log, columns(table))
+
+
+def _check_table(log: ParsedLog, cols: Columns) -> Iterator[Finding]:
+    target_col, op_col = cols["target"], cols["op_type"]
+    # Only tables with a layer on the CPU are read build by build (the test below, on the whole table).
+    if not any(t == "CPU" for t in target_col if type(t) is str):
+        return
+    unsupported: dict[int | None, list[Row]] | None = None
+    for build_index, positions in cols.by_line().items():
+        compute_positions = [p for p in positions if type(op_col[p]) is not str or op_col[p] not in IO_OPS]
+        targets = [t if type(t) is str else as_str(t) for t in (target_col[p] for p in compute_positions)]
+        # Rows only for the CPU layers: a build has hundreds of layers, a few on the CPU.
         on_cpu = [i for i, t in enumerate(targets) if t == "CPU"]
-        compute = dict(zip(on_cpu, compute_rows.iloc[on_cpu].itertuples(index=False), strict=True))
-        messages = rows_of_build(unsupported, build_index)
+        if not on_cpu:
+            continue
+        compute = {i: Row(cols, compute_positions[i]) for i in on_cpu}
+        if unsupported is None:
+            unsupported = _unsupported_by_build(log)
         named: dict[str, tuple[int, str]] = {}
-        for msg in messages.itertuples(index=False):
+        for msg in unsupported.get(build_index, ()):
             match = _NODE.search(str(msg.message))
             if match:
                 named[match.group(1).rstrip(",")] = (as_int(msg.line) or 0, first_line(msg.message))
         cpu = list(compute.values())
-        if not cpu:
-            continue
         if all(t == "CPU" for t in targets):
             cpu_lines = {v for v in (as_int(r.line) for r in cpu) if v is not None}
             lines = tuple(sorted(cpu_lines | {v[0] for v in named.values()}))
@@ -168,8 +181,9 @@ def _ranking_cpu_time(log: ParsedLog, options: Options) -> Iterator[Finding]:
     ranking = log.frames.get("perf_ranking")
     if ranking is None or ranking.empty:
         return
-    for build_index, rows in grouped(ranking):
-        for row in rows.sort_values("line").itertuples(index=False):
+    cols = columns(ranking)
+    for build_index, positions in cols.by_line().items():
+        for row in (Row(cols, p) for p in positions):
             cpu, total, ratio = (
                 as_int(row.cpu_time_us),
                 as_int(row.total_time_us),
@@ -200,3 +214,13 @@ def _ranking_cpu_time(log: ParsedLog, options: Options) -> Iterator[Finding]:
                 hint=HINT,
                 build_index=build_index,
             )
+
+
+def _unsupported_by_build(log: ParsedLog) -> dict[int | None, list[Row]]:
+    """The `unsupported-op` messages of each build, in line order."""
+    cols = columns(log.frames["messages"])
+    builds = cols["build_index"]
+    out: dict[int | None, list[Row]] = {}
+    for position in message_positions(log, ["unsupported-op"]):
+        out.setdefault(as_int(builds[position]), []).append(Row(cols, position))
+    return out

@@ -69,7 +69,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from logscope.model import ParsedLog
-from logscope.rules._common import as_float, as_int, as_str, grouped, pct, printed_perf_total
+from logscope.rules._common import as_float, as_int, as_str, columns, grouped, pct, printed_perf_total
 from logscope.rules.finding import Finding, Severity
 
 CODE = "NPU003"
@@ -102,10 +102,14 @@ def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
 
 
 def _check_table(log: ParsedLog, frame_name: str, table: pd.DataFrame, options: Options) -> Iterator[Finding]:
+    cols = columns(table)
+    if not any(
+        type(d) is int and type(n) is int and n > 0 and d > options.max_ratio * n
+        for d, n in zip(cols["ddr_cycles"], cols["npu_cycles"], strict=True)
+    ):  # the common case (and every simulator build): decided on the shared column lists
+        return
     ddr, npu = table["ddr_cycles"], table["npu_cycles"]
     over = (ddr.notna() & npu.notna() & (npu > 0) & (ddr > options.max_ratio * npu)).fillna(False)
-    if not over.any():  # the common case (and every simulator build): decided in one vectorised pass
-        return
     builds = table["build_index"]
     flagged = builds[over.to_numpy(dtype=bool)]
     keep = builds.isin(flagged.dropna().unique()).fillna(False) | (builds.isna() & bool(flagged.isna().any()))
