@@ -11,6 +11,7 @@ from dataclasses import field
 from itertools import pairwise
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from logscope.frames import plain_value
@@ -138,6 +139,9 @@ def _categories(messages: pd.DataFrame) -> dict[str, list[int]]:
     return index
 
 
+_FEW_ROWS = 4
+
+
 class Columns:
     """One frame as plain Python lists, shared by every rule that reads it during one engine run.
 
@@ -148,13 +152,16 @@ class Columns:
     Positions are row positions in the frame (`frame.iloc[p]`).
     """
 
-    __slots__ = ("_builds", "_by_line", "_values", "frame")
+    __slots__ = ("_build_codes", "_builds", "_by_line", "_codes", "_ordered", "_values", "frame")
 
     def __init__(self, frame: pd.DataFrame) -> None:
         self.frame = frame
         self._values: dict[str, list[Any]] = {}
+        self._codes: dict[str, tuple[np.ndarray, list[Any]]] = {}
         self._builds: dict[int | None, list[int]] | None = None
         self._by_line: dict[int | None, list[int]] | None = None
+        self._build_codes: tuple[np.ndarray, list[int | None]] | None = None
+        self._ordered: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.frame)
@@ -165,9 +172,66 @@ class Columns:
             values = self._values[name] = self.frame[name].tolist()
         return values
 
+    def take(self, name: str, positions: Iterable[int]) -> list[Any]:
+        """The cells of column `name` at `positions`, as `tolist()` gives them: a few rows of a long
+        column without converting all of it."""
+        values = self._values.get(name)
+        if values is not None:
+            return [values[p] for p in positions]
+        return self.frame[name].array.take(list(positions)).tolist()
+
+    def codes(self, name: str) -> tuple[np.ndarray, list[Any]]:
+        """(code of each row, distinct values) of a column: row p holds `values[codes[p]]`, a missing
+        cell has code -1. A string column has a handful of distinct values over thousands of rows, so
+        a rule decides per value and spreads the answer with numpy instead of testing every row."""
+        made = self._codes.get(name)
+        if made is None:
+            codes, uniques = pd.factorize(self.frame[name])
+            made = self._codes[name] = (np.asarray(codes, dtype=np.int64), list(uniques.tolist()))
+        return made
+
+    def ints(self, name: str) -> np.ndarray:
+        """An integer column as int64, a missing cell as 0 (see `missing`)."""
+        return self.frame[name].to_numpy(dtype="int64", na_value=0)
+
+    def missing(self, name: str) -> np.ndarray:
+        return self.frame[name].isna().to_numpy(dtype=bool)
+
+    def build_codes(self) -> tuple[np.ndarray, list[int | None]]:
+        """(build code of each row, build of each code): codes count up in build order, rows outside
+        any build (None) last, the order `builds()` and `grouped` use."""
+        if self._build_codes is None:
+            codes, uniques = pd.factorize(self.frame["build_index"], sort=True)
+            keys: list[int | None] = [as_int(v) for v in uniques.tolist()]
+            codes = np.asarray(codes, dtype=np.int64)
+            if (codes < 0).any():
+                codes = np.where(codes < 0, len(keys), codes)
+                keys.append(None)
+            self._build_codes = (codes, keys)
+        return self._build_codes
+
+    def ordered(self) -> np.ndarray:
+        """Every row position by build (`build_codes` order), then line (stable; rows without a line
+        last in their build): `by_line()` as one array."""
+        if self._ordered is None:
+            codes, _ = self.build_codes()
+            self._ordered = np.lexsort((self.ints("line"), self.missing("line"), codes))
+        return self._ordered
+
+    def cell(self, name: str, position: int) -> Any:
+        """`self[name][position]`; on a frame of a few rows (`memory`, `builds` of a one-build log)
+        the one cell is read without converting its column (a few µs against a dozen)."""
+        values = self._values.get(name)
+        if values is not None:
+            return values[position]
+        if len(self.frame) > _FEW_ROWS:
+            return self[name][position]
+        value = self.frame.iat[position, self.frame.columns.get_loc(name)]
+        return value.item() if isinstance(value, np.generic) else value  # as tolist() gives it
+
     def get(self, name: str, position: int) -> Any:
         """The cell at `position` of column `name`, None when the frame has no such column."""
-        return self[name][position] if name in self.frame.columns else None
+        return self.cell(name, position) if name in self.frame.columns else None
 
     def line_order(self) -> list[int]:
         """Every row position in line order (stable; rows without a line last)."""
@@ -223,7 +287,7 @@ class Row:
         self._position = position
 
     def __getattr__(self, name: str) -> Any:
-        return self._columns[name][self._position]
+        return self._columns.cell(name, self._position)
 
 
 _COLUMNS: list[Columns] = []

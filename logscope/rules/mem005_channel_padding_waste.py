@@ -48,6 +48,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+import numpy as np
+
 from logscope.model import ParsedLog
 from logscope.rules._common import Columns, KiB, as_int, as_str, columns, fmt_bytes, parse_shape, pct
 from logscope.rules.finding import Finding, Severity
@@ -70,6 +72,8 @@ class Options:
 
 
 OPTIONS = Options
+
+_INT64_MAX = 2**63 - 1
 
 HINT = (
     "use channel counts that are multiples of the channel block C2 (16 for INT8 on RK3588/RV1106, 8 on "
@@ -108,57 +112,98 @@ def layout(orig_text: str | None, native_text: str | None, dtype: str) -> dict[s
     }
 
 
-def padded_rows(cols: Columns, positions: list[int]) -> list[tuple[int, dict[str, int]]]:
-    """(position, padding figures) of the feature rows whose native shape is channel blocks fitting
-    their Size, in `positions` order."""
-    out = []
-    orig_col, native_col, dtype_col, size_col = (
-        cols[c] for c in ("orig_shape", "native_shape", "dtype", "size_bytes")
+def counted_rows(cols: Columns) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict[str, int]]] | None:
+    """(feature rows, counted rows, layout index of each counted row, layouts): positions in frame
+    order of the feature rows and of those whose native shape is channel blocks fitting their Size;
+    None when the table has no feature rows.
+
+    A network repeats a few (orig shape, native shape, dtype) over thousands of rows: each distinct
+    triple is read once (`layout`) and its figures spread to the rows with numpy."""
+    table, table_values = cols.codes("table")
+    if "feature" not in table_values:
+        return None
+    feature = np.flatnonzero(table == table_values.index("feature"))
+    (orig, orig_values), (native, native_values), (dtype, dtype_values) = (
+        cols.codes(c) for c in ("orig_shape", "native_shape", "dtype")
     )
-    for p in positions:
-        dtype = dtype_col[p]
-        figures = layout(as_str(orig_col[p]), as_str(native_col[p]), (as_str(dtype) or "").upper())
-        if figures is None:
-            continue
-        size = as_int(size_col[p])
-        if size is None or figures["native_bytes"] > size:
-            continue
-        out.append((p, figures))
-    return out
+    n_native, n_dtype = len(native_values) + 1, len(dtype_values) + 1
+    key = ((orig[feature] + 1) * n_native + native[feature] + 1) * n_dtype + dtype[feature] + 1
+    triples, inverse = np.unique(key, return_inverse=True)
+    layouts: list[dict[str, int]] = []
+    index = np.full(len(triples), -1, dtype=np.int64)
+    for i, k in enumerate(triples.tolist()):
+        o, rest = divmod(k, n_native * n_dtype)
+        n, d = divmod(rest, n_dtype)
+        figures = layout(
+            orig_values[o - 1] if o else None,
+            native_values[n - 1] if n else None,
+            (as_str(dtype_values[d - 1]) or "").upper() if d else "",
+        )
+        if figures is not None and figures["native_bytes"] <= _INT64_MAX:  # else above any Size
+            index[i] = len(layouts)
+            layouts.append(figures)
+    which = index[inverse.reshape(-1)]
+    native_bytes = np.array([f["native_bytes"] for f in layouts] + [0], dtype=np.int64)[which]
+    ok = (
+        (which >= 0)
+        & ~cols.missing("size_bytes")[feature]
+        & (native_bytes <= cols.ints("size_bytes")[feature])
+    )
+    return feature, feature[ok], which[ok], layouts
 
 
-def _row(cols: Columns, position: int, figures: dict[str, int]) -> dict[str, Any]:
-    """The evidence of one counted row: what the log printed, then the padding figures."""
-    row: dict[str, Any] = {
-        "tensor": as_str(cols["name"][position]),
-        "user_op": as_str(cols["user_op"][position]),
-        "op_id": as_int(cols["op_id"][position]),
-        "line": as_int(cols["line"][position]),
-        "orig_shape": as_str(cols["orig_shape"][position]),
-        "native_shape": as_str(cols["native_shape"][position]),
-        "dtype": (as_str(cols["dtype"][position]) or "").upper(),
+def _cells(cols: Columns, positions: list[int]) -> dict[int, dict[str, Any]]:
+    """What the log printed on each of `positions` (one read per column for the whole log)."""
+    names = ("name", "user_op", "op_id", "line", "orig_shape", "native_shape", "dtype")
+    cells = [cols.take(c, positions) for c in names] if positions else [[] for _ in names]
+    return {
+        position: {
+            "tensor": as_str(name),
+            "user_op": as_str(user_op),
+            "op_id": as_int(op_id),
+            "line": as_int(line),
+            "orig_shape": as_str(orig),
+            "native_shape": as_str(native),
+            "dtype": (as_str(dtype) or "").upper(),
+        }
+        for position, name, user_op, op_id, line, orig, native, dtype in zip(positions, *cells, strict=True)
     }
-    return row | figures
 
 
 def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
     cols = columns(log.frames["tensors"])
-    table = cols["table"]
-    for build_index, positions in cols.builds().items():
-        rows = [p for p in positions if type(table[p]) is str and table[p] == "feature"]
-        counted = padded_rows(cols, rows)
-        if not counted:
-            continue
-        padded_figures = [f for _, f in counted]
-        line_col = cols["line"]
-        heavy = [
-            _row(cols, position, f)
-            for position, f in counted
-            if f["padding_bytes"] >= options.min_tensor_bytes
-            and f["padding_bytes"] >= options.tensor_share * f["native_bytes"]
-        ]
-        heavy.sort(key=lambda p: (-p["padding_bytes"], p["line"] or 0))
-        for p in heavy[: options.max_findings]:
+    counted = counted_rows(cols)
+    if counted is None:
+        return
+    feature, positions, which, layouts = counted
+    build_codes, builds = cols.build_codes()
+    feature_rows = np.bincount(build_codes[feature], minlength=len(builds))
+    native = np.array([f["native_bytes"] for f in layouts] + [0], dtype=np.int64)[which]
+    padding = np.array([f["padding_bytes"] for f in layouts] + [0], dtype=np.int64)[which]
+    lines = cols.ints("line")[positions]
+    heavy = (padding >= options.min_tensor_bytes) & (padding >= options.tensor_share * native)
+    of_build = build_codes[positions]
+    order = np.argsort(of_build, kind="stable")  # counted rows by build, frame order within
+    bounds = np.searchsorted(of_build[order], np.arange(len(builds) + 1))
+    # First every build's figures and the rows its findings cite, then those rows' cells at once.
+    plans = []
+    for code in np.flatnonzero(bounds[1:] > bounds[:-1]).tolist():
+        rows = order[bounds[code] : bounds[code + 1]]
+        picked = rows[heavy[rows]].tolist()
+        # Largest padding first, then line (a missing line sorts as 0).
+        picked.sort(key=lambda i: (-int(padding[i]), int(lines[i])))
+        total_native = sum(native[rows].tolist())  # Python ints: no int64 overflow
+        total_padding = sum(padding[rows].tolist())
+        worst = None
+        if total_native and total_padding >= options.total_share * total_native:
+            worst = int(rows[int(np.argmax(padding[rows]))])
+        plans.append((code, rows, picked[: options.max_findings], total_native, total_padding, worst))
+    wanted = sorted({i for plan in plans for i in (*plan[2], *([plan[5]] if plan[5] is not None else []))})
+    cells = _cells(cols, positions[wanted].tolist())
+    for code, rows, picked, total_native, total_padding, worst in plans:
+        build_index = builds[code]
+        for i in picked:
+            p = cells[int(positions[i])] | layouts[int(which[i])]
             share = p["padding_bytes"] / p["native_bytes"]
             yield Finding(
                 message=f"{p['tensor']} {p['orig_shape']} {p['dtype']} is stored as {p['native_shape']}: "
@@ -176,28 +221,24 @@ def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
                 hint=HINT,
                 build_index=build_index,
             )
-        total_native = sum(f["native_bytes"] for f in padded_figures)
-        total_padding = sum(f["padding_bytes"] for f in padded_figures)
-        if total_native and total_padding >= options.total_share * total_native:
-            row_lines = [as_int(line_col[position]) for position, _ in counted]
-            lines = tuple(
-                sorted(v for v, f in zip(row_lines, padded_figures, strict=True) if f["padding_bytes"] and v)
-            )
-            worst_at = max(range(len(counted)), key=lambda i: padded_figures[i]["padding_bytes"])
-            worst = {"tensor": as_str(cols["name"][counted[worst_at][0]]), "line": row_lines[worst_at]}
+        if worst is not None:
+            cited = lines[rows][(padding[rows] != 0) & (lines[rows] != 0)]
+            row_lines = tuple(np.sort(cited).tolist())
+            largest = cells[int(positions[worst])]
+            count = len(rows)
             yield Finding(
                 message=f"channel padding is {fmt_bytes(total_padding)} of {fmt_bytes(total_native)} "
-                f"({pct(total_padding / total_native)}) over {len(counted)} feature maps; largest: "
-                f"{worst['tensor']} (line {worst['line']})",
-                line=lines[0] if lines else None,
-                lines=lines,
+                f"({pct(total_padding / total_native)}) over {count} feature maps; largest: "
+                f"{largest['tensor']} (line {largest['line']})",
+                line=row_lines[0] if row_lines else None,
+                lines=row_lines,
                 subject="feature maps",
                 evidence={
                     "padding_bytes": total_padding,
                     "native_bytes": total_native,
                     "share": round(total_padding / total_native, 6),
-                    "rows_counted": len(counted),
-                    "rows_skipped": len(rows) - len(counted),
+                    "rows_counted": count,
+                    "rows_skipped": int(feature_rows[code]) - count,
                     "computation": "sum over counted feature rows of native - logical bytes",
                 },
                 hint=HINT,
