@@ -6,9 +6,10 @@ Rules may not import `logscope.render` (layering), so the byte formatter lives h
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import field
 from itertools import pairwise
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -152,7 +153,17 @@ class Columns:
     Positions are row positions in the frame (`frame.iloc[p]`).
     """
 
-    __slots__ = ("_build_codes", "_builds", "_by_line", "_codes", "_ordered", "_values", "frame")
+    __slots__ = (
+        "_build_codes",
+        "_builds",
+        "_by_line",
+        "_codes",
+        "_ints",
+        "_missing",
+        "_ordered",
+        "_values",
+        "frame",
+    )
 
     def __init__(self, frame: pd.DataFrame) -> None:
         self.frame = frame
@@ -162,6 +173,8 @@ class Columns:
         self._by_line: dict[int | None, list[int]] | None = None
         self._build_codes: tuple[np.ndarray, list[int | None]] | None = None
         self._ordered: np.ndarray | None = None
+        self._ints: dict[tuple[str, int], np.ndarray] = {}
+        self._missing: dict[str, np.ndarray] = {}
 
     def __len__(self) -> int:
         return len(self.frame)
@@ -180,6 +193,19 @@ class Columns:
             return [values[p] for p in positions]
         return self.frame[name].array.take(list(positions)).tolist()
 
+    def pick(self, positions: list[int], names: Iterable[str]) -> list[SimpleNamespace]:
+        """The rows at `positions` with the columns `names` as attributes (like `itertuples()` rows):
+        the few rows a finding cites, one read per column."""
+        names = tuple(names)
+        cells = [self.take(name, positions) for name in names] if positions else []
+        return [SimpleNamespace(**dict(zip(names, row, strict=True))) for row in zip(*cells, strict=True)]
+
+    def flags(self, name: str, test: Callable[[Any], bool]) -> np.ndarray:
+        """`test` of each row's value of a column as a bool array (False for a missing cell), asked
+        once per distinct value."""
+        codes, values = self.codes(name)
+        return np.array([bool(test(v)) for v in values] + [False], dtype=bool)[codes]
+
     def codes(self, name: str) -> tuple[np.ndarray, list[Any]]:
         """(code of each row, distinct values) of a column: row p holds `values[codes[p]]`, a missing
         cell has code -1. A string column has a handful of distinct values over thousands of rows, so
@@ -190,24 +216,33 @@ class Columns:
             made = self._codes[name] = (np.asarray(codes, dtype=np.int64), list(uniques.tolist()))
         return made
 
-    def ints(self, name: str) -> np.ndarray:
-        """An integer column as int64, a missing cell as 0 (see `missing`)."""
-        return self.frame[name].to_numpy(dtype="int64", na_value=0)
+    def ints(self, name: str, missing: int = 0) -> np.ndarray:
+        """An integer column as int64, a missing cell as `missing` (see `missing`)."""
+        key = (name, missing)
+        made = self._ints.get(key)
+        if made is None:
+            made = self._ints[key] = self.frame[name].to_numpy(dtype="int64", na_value=missing)
+        return made
 
     def missing(self, name: str) -> np.ndarray:
-        return self.frame[name].isna().to_numpy(dtype=bool)
+        made = self._missing.get(name)
+        if made is None:
+            made = self._missing[name] = self.frame[name].isna().to_numpy(dtype=bool)
+        return made
 
     def build_codes(self) -> tuple[np.ndarray, list[int | None]]:
         """(build code of each row, build of each code): codes count up in build order, rows outside
         any build (None) last, the order `builds()` and `grouped` use."""
         if self._build_codes is None:
-            codes, uniques = pd.factorize(self.frame["build_index"], sort=True)
-            keys: list[int | None] = [as_int(v) for v in uniques.tolist()]
-            codes = np.asarray(codes, dtype=np.int64)
-            if (codes < 0).any():
-                codes = np.where(codes < 0, len(keys), codes)
-                keys.append(None)
-            self._build_codes = (codes, keys)
+            values, missing = self.ints("build_index"), self.missing("build_index")
+            if len(values) and not missing.any() and (values == values[0]).all():  # one build
+                self._build_codes = (np.zeros(len(values), dtype=np.int64), [int(values[0])])
+            else:
+                # (missing, value) sorts the builds in order, rows outside any build last.
+                pairs = np.stack([missing.astype(np.int64), np.where(missing, 0, values)], axis=1)
+                uniques, codes = np.unique(pairs, axis=0, return_inverse=True)
+                keys: list[int | None] = [None if m else v for m, v in uniques.tolist()]
+                self._build_codes = (codes.reshape(-1).astype(np.int64), keys)
         return self._build_codes
 
     def ordered(self) -> np.ndarray:
@@ -226,7 +261,10 @@ class Columns:
             return values[position]
         if len(self.frame) > _FEW_ROWS:
             return self[name][position]
-        value = self.frame.iat[position, self.frame.columns.get_loc(name)]
+        loc = self.frame.columns.get_loc(name)
+        if type(loc) is not int:  # a duplicated column name: the column's list has the cells
+            return self[name][position]
+        value = self.frame.iat[position, loc]
         return value.item() if isinstance(value, np.generic) else value  # as tolist() gives it
 
     def get(self, name: str, position: int) -> Any:

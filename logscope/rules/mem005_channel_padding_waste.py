@@ -144,11 +144,8 @@ def counted_rows(cols: Columns) -> tuple[np.ndarray, np.ndarray, np.ndarray, lis
             layouts.append(figures)
     which = index[inverse.reshape(-1)]
     native_bytes = np.array([f["native_bytes"] for f in layouts] + [0], dtype=np.int64)[which]
-    ok = (
-        (which >= 0)
-        & ~cols.missing("size_bytes")[feature]
-        & (native_bytes <= cols.ints("size_bytes")[feature])
-    )
+    # A missing Size reads as -1: below any native size, so the row is not counted.
+    ok = (which >= 0) & (native_bytes <= cols.ints("size_bytes", missing=-1)[feature])
     return feature, feature[ok], which[ok], layouts
 
 

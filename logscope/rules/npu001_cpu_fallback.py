@@ -44,7 +44,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from itertools import accumulate
+
+import numpy as np
 
 from logscope.model import ParsedLog
 from logscope.rules._common import (
@@ -65,6 +66,7 @@ SEVERITY = Severity.warning
 NEEDS = ("layers|perf|perf_ranking",)
 
 IO_OPS = {"InputOperator", "OutputOperator"}
+CELLS = ("line", "layer_id", "op_type", "full_name")
 _NODE = re.compile(r"(?:No lowering found for|unsupported op)[:\s]+([\w./:-]+)", re.IGNORECASE)
 
 
@@ -89,19 +91,29 @@ def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
 
 
 def _check_table(log: ParsedLog, cols: Columns) -> Iterator[Finding]:
-    target_col, op_col = cols["target"], cols["op_type"]
+    is_cpu = cols.flags("target", lambda v: v == "CPU")
     # Only tables with a layer on the CPU are read build by build (the test below, on the whole table).
-    if not any(t == "CPU" for t in target_col if type(t) is str):
+    if not is_cpu.any():
         return
+    is_npu = cols.flags("target", lambda v: v == "NPU")
+    is_compute = ~cols.flags("op_type", lambda v: v in IO_OPS)  # a missing op type counts as compute
+    order = cols.ordered()
+    compute_rows = order[is_compute[order]]  # by build, then line
+    build_codes, builds = cols.build_codes()
+    of_build = build_codes[compute_rows]
+    bounds = np.searchsorted(of_build, np.arange(len(builds) + 1))
+    cpu_rows = compute_rows[is_cpu[compute_rows]]
+    # Cells only for the CPU layers: a build has hundreds of layers, a few on the CPU.
+    cells = dict(zip(cpu_rows.tolist(), cols.pick(cpu_rows.tolist(), CELLS), strict=True))
     unsupported: dict[int | None, list[Row]] | None = None
-    for build_index, positions in cols.by_line().items():
-        compute_positions = [p for p in positions if type(op_col[p]) is not str or op_col[p] not in IO_OPS]
-        targets = [t if type(t) is str else as_str(t) for t in (target_col[p] for p in compute_positions)]
-        # Rows only for the CPU layers: a build has hundreds of layers, a few on the CPU.
-        on_cpu = [i for i, t in enumerate(targets) if t == "CPU"]
-        if not on_cpu:
-            continue
-        compute = {i: Row(cols, compute_positions[i]) for i in on_cpu}
+    for code in np.unique(build_codes[cpu_rows]).tolist():
+        build_index = builds[code]
+        segment = compute_rows[bounds[code] : bounds[code + 1]]
+        on_cpu, npu = is_cpu[segment], is_npu[segment]
+        compute = {
+            i: cells[p]
+            for i, p in zip(np.flatnonzero(on_cpu).tolist(), segment[on_cpu].tolist(), strict=True)
+        }
         if unsupported is None:
             unsupported = _unsupported_by_build(log)
         named: dict[str, tuple[int, str]] = {}
@@ -110,7 +122,7 @@ def _check_table(log: ParsedLog, cols: Columns) -> Iterator[Finding]:
             if match:
                 named[match.group(1).rstrip(",")] = (as_int(msg.line) or 0, first_line(msg.message))
         cpu = list(compute.values())
-        if all(t == "CPU" for t in targets):
+        if on_cpu.all():
             cpu_lines = {v for v in (as_int(r.line) for r in cpu) if v is not None}
             lines = tuple(sorted(cpu_lines | {v[0] for v in named.values()}))
             ops = ", ".join(f"{r.op_type} (layer {as_int(r.layer_id)})" for r in cpu)
@@ -141,12 +153,10 @@ def _check_table(log: ParsedLog, cols: Columns) -> Iterator[Finding]:
                 build_index=build_index,
             )
             continue
-        npu = [t == "NPU" for t in targets]
-        seen_before: list[bool] = list(accumulate(npu, lambda a, b: a or b))
-        seen_after: list[bool] = list(accumulate(reversed(npu), lambda a, b: a or b))[::-1]
+        npu_seen = np.cumsum(npu).tolist()  # NPU layers up to and including each compute layer
         for index, row in compute.items():
-            before = index > 0 and seen_before[index - 1]
-            after = index + 1 < len(targets) and seen_after[index + 1]
+            before = index > 0 and npu_seen[index - 1] > 0
+            after = index + 1 < len(segment) and npu_seen[-1] > npu_seen[index]
             full_name = as_str(row.full_name) or ""
             reported = next((v for k, v in named.items() if k and k in full_name), None)
             if not (before and after) and reported is None:
