@@ -80,8 +80,9 @@ def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
 
 
 def _check_table(log: ParsedLog, table: Any, options: Options) -> Iterator[Finding]:
-    if not any(type(v) is int and v > 0 for v in columns(table)["time_us"]):
-        return  # no timed layer in any build: nothing to split by build
+    cols = columns(table)
+    if cols.missing("time_us").all() or not (cols.ints("time_us") > 0).any():
+        return  # no timed layer in any build (every simulator build): nothing to split by build
     for build_index, layers in grouped(table):
         timed = layers[layers["time_us"].notna() & (layers["time_us"] > 0)]
         if timed.empty:
