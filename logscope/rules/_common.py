@@ -154,6 +154,7 @@ class Columns:
     """
 
     __slots__ = (
+        "_arrays",
         "_build_codes",
         "_builds",
         "_by_line",
@@ -168,6 +169,7 @@ class Columns:
     def __init__(self, frame: pd.DataFrame) -> None:
         self.frame = frame
         self._values: dict[str, list[Any]] = {}
+        self._arrays: dict[str, Any] = {}
         self._codes: dict[str, tuple[np.ndarray, list[Any]]] = {}
         self._builds: dict[int | None, list[int]] | None = None
         self._by_line: dict[int | None, list[int]] | None = None
@@ -182,8 +184,16 @@ class Columns:
     def __getitem__(self, name: str) -> list[Any]:
         values = self._values.get(name)
         if values is None:
-            values = self._values[name] = self.frame[name].tolist()
+            values = self._values[name] = self.array(name).tolist()
         return values
+
+    def array(self, name: str) -> Any:
+        """The column's array (`Series.array`), got from the frame once: each `frame[name]` builds a
+        Series, tens of µs that two dozen rules asking for the same columns would pay again."""
+        made = self._arrays.get(name)
+        if made is None:
+            made = self._arrays[name] = self.frame[name].array
+        return made
 
     def take(self, name: str, positions: Iterable[int]) -> list[Any]:
         """The cells of column `name` at `positions`, as `tolist()` gives them: a few rows of a long
@@ -191,7 +201,7 @@ class Columns:
         values = self._values.get(name)
         if values is not None:
             return [values[p] for p in positions]
-        return self.frame[name].array.take(list(positions)).tolist()
+        return self.array(name).take(list(positions)).tolist()
 
     def pick(self, positions: list[int], names: Iterable[str]) -> list[SimpleNamespace]:
         """The rows at `positions` with the columns `names` as attributes (like `itertuples()` rows):
@@ -212,7 +222,7 @@ class Columns:
         a rule decides per value and spreads the answer with numpy instead of testing every row."""
         made = self._codes.get(name)
         if made is None:
-            codes, uniques = pd.factorize(self.frame[name])
+            codes, uniques = pd.factorize(self.array(name))
             made = self._codes[name] = (np.asarray(codes, dtype=np.int64), list(uniques.tolist()))
         return made
 
@@ -221,13 +231,13 @@ class Columns:
         key = (name, missing)
         made = self._ints.get(key)
         if made is None:
-            made = self._ints[key] = self.frame[name].to_numpy(dtype="int64", na_value=missing)
+            made = self._ints[key] = np.asarray(self.array(name).to_numpy(dtype="int64", na_value=missing))
         return made
 
     def missing(self, name: str) -> np.ndarray:
         made = self._missing.get(name)
         if made is None:
-            made = self._missing[name] = self.frame[name].isna().to_numpy(dtype=bool)
+            made = self._missing[name] = np.asarray(self.array(name).isna(), dtype=bool)
         return made
 
     def build_codes(self) -> tuple[np.ndarray, list[int | None]]:
