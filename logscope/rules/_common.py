@@ -248,12 +248,14 @@ class Columns:
             values, missing = self.ints("build_index"), self.missing("build_index")
             if len(values) and not missing.any() and (values == values[0]).all():  # one build
                 self._build_codes = (np.zeros(len(values), dtype=np.int64), [int(values[0])])
-            else:
-                # (missing, value) sorts the builds in order, rows outside any build last.
-                pairs = np.stack([missing.astype(np.int64), np.where(missing, 0, values)], axis=1)
-                uniques, codes = np.unique(pairs, axis=0, return_inverse=True)
-                keys: list[int | None] = [None if m else v for m, v in uniques.tolist()]
-                self._build_codes = (codes.reshape(-1).astype(np.int64), keys)
+            else:  # builds in order, rows outside any build (None) last
+                present = np.unique(values[~missing])
+                codes = np.searchsorted(present, values).astype(np.int64)
+                keys: list[int | None] = [int(v) for v in present.tolist()]
+                if missing.any():
+                    codes[missing] = len(keys)
+                    keys.append(None)
+                self._build_codes = (codes, keys)
         return self._build_codes
 
     def ordered(self) -> np.ndarray:
