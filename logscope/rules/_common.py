@@ -1,16 +1,26 @@
-"""Small helpers shared by rule modules: plain values, byte formatting, shapes, message lookups.
+"""Small helpers shared by rule modules: plain values, byte formatting, shapes, message lookups, and
+the per-frame `Columns` every rule reads its frames through.
 
 Rules may not import `logscope.render` (layering), so the byte formatter lives here too.
+
+Why `Columns`: two dozen rules read the same few frames of every log. Asked of pandas per rule and per
+build (masks, groupby, sort, itertuples), that cost more than parsing a CI build log; converted once
+per frame (lists, numpy arrays, codes of distinct strings, the split by build) and shared, it costs a
+few milliseconds. The engine empties these caches before and after each run.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import field
+from itertools import pairwise
+from types import SimpleNamespace
 from typing import Any
 
+import numpy as np
 import pandas as pd
+from pandas.api.extensions import ExtensionArray
 
 from logscope.frames import plain_value
 from logscope.model import ParsedLog
@@ -135,6 +145,269 @@ def _categories(messages: pd.DataFrame) -> dict[str, list[int]]:
     _CATEGORIES.insert(0, (messages, index))
     del _CATEGORIES[4:]
     return index
+
+
+_FEW_ROWS = 4
+
+
+class Columns:
+    """One frame as plain Python lists, shared by every rule that reads it during one engine run.
+
+    Why: a typical log has a few hundred layers and a thousand tensors, and each pandas call (a mask,
+    a groupby, a sort, `itertuples`) costs tens of microseconds whatever the size; two dozen rules
+    asking pandas per rule and per build cost more than parsing the log. A column is converted once
+    (`Series.tolist()`: ints, strs, floats, bools, `pd.NA` for missing) and rules loop over lists.
+    Positions are row positions in the frame (`frame.iloc[p]`).
+    """
+
+    __slots__ = (
+        "_arrays",
+        "_build_codes",
+        "_builds",
+        "_by_line",
+        "_codes",
+        "_ints",
+        "_missing",
+        "_ordered",
+        "_values",
+        "frame",
+    )
+
+    def __init__(self, frame: pd.DataFrame) -> None:
+        self.frame = frame
+        self._values: dict[str, list[Any]] = {}
+        self._arrays: dict[str, Any] = {}
+        self._codes: dict[str, tuple[np.ndarray, list[Any]]] = {}
+        self._builds: dict[int | None, list[int]] | None = None
+        self._by_line: dict[int | None, list[int]] | None = None
+        self._build_codes: tuple[np.ndarray, list[int | None]] | None = None
+        self._ordered: np.ndarray | None = None
+        self._ints: dict[tuple[str, int], np.ndarray] = {}
+        self._missing: dict[str, np.ndarray] = {}
+
+    def __len__(self) -> int:
+        return len(self.frame)
+
+    def __getitem__(self, name: str) -> list[Any]:
+        values = self._values.get(name)
+        if values is None:
+            values = self._values[name] = self.array(name).tolist()
+        return values
+
+    def array(self, name: str) -> Any:
+        """The column's array (`Series.array`), got from the frame once: each `frame[name]` builds a
+        Series, tens of µs that two dozen rules asking for the same columns would pay again."""
+        made = self._arrays.get(name)
+        if made is None:
+            made = self._arrays[name] = _column_array(self.frame, name)
+        return made
+
+    def take(self, name: str, positions: Iterable[int]) -> list[Any]:
+        """The cells of column `name` at `positions`, as `tolist()` gives them: a few rows of a long
+        column without converting all of it."""
+        values = self._values.get(name)
+        if values is not None:
+            return [values[p] for p in positions]
+        return self.array(name).take(list(positions)).tolist()
+
+    def pick(self, positions: list[int], names: Iterable[str]) -> list[SimpleNamespace]:
+        """The rows at `positions` with the columns `names` as attributes (like `itertuples()` rows):
+        the few rows a finding cites, one read per column."""
+        names = tuple(names)
+        cells = [self.take(name, positions) for name in names] if positions else []
+        return [SimpleNamespace(**dict(zip(names, row, strict=True))) for row in zip(*cells, strict=True)]
+
+    def flags(self, name: str, test: Callable[[Any], bool]) -> np.ndarray:
+        """`test` of each row's value of a column as a bool array (False for a missing cell), asked
+        once per distinct value."""
+        codes, values = self.codes(name)
+        return np.array([bool(test(v)) for v in values] + [False], dtype=bool)[codes]
+
+    def codes(self, name: str) -> tuple[np.ndarray, list[Any]]:
+        """(code of each row, distinct values) of a column: row p holds `values[codes[p]]`, a missing
+        cell has code -1. A string column has a handful of distinct values over thousands of rows, so
+        a rule decides per value and spreads the answer with numpy instead of testing every row."""
+        made = self._codes.get(name)
+        if made is None:
+            codes, uniques = pd.factorize(self.array(name))
+            made = self._codes[name] = (np.asarray(codes, dtype=np.int64), list(uniques.tolist()))
+        return made
+
+    def ints(self, name: str, missing: int = 0) -> np.ndarray:
+        """An integer column as int64, a missing cell as `missing` (see `missing`)."""
+        key = (name, missing)
+        made = self._ints.get(key)
+        if made is None:
+            made = self._ints[key] = np.asarray(self.array(name).to_numpy(dtype="int64", na_value=missing))
+        return made
+
+    def missing(self, name: str) -> np.ndarray:
+        made = self._missing.get(name)
+        if made is None:
+            made = self._missing[name] = np.asarray(self.array(name).isna(), dtype=bool)
+        return made
+
+    def build_codes(self) -> tuple[np.ndarray, list[int | None]]:
+        """(build code of each row, build of each code): codes count up in build order, rows outside
+        any build (None) last, the order `builds()` and `grouped` use."""
+        if self._build_codes is None:
+            values, missing = self.ints("build_index"), self.missing("build_index")
+            if len(values) and not missing.any() and (values == values[0]).all():  # one build
+                self._build_codes = (np.zeros(len(values), dtype=np.int64), [int(values[0])])
+            else:  # builds in order, rows outside any build (None) last
+                present = np.unique(values[~missing])
+                codes = np.searchsorted(present, values).astype(np.int64)
+                keys: list[int | None] = [int(v) for v in present.tolist()]
+                if missing.any():
+                    codes[missing] = len(keys)
+                    keys.append(None)
+                self._build_codes = (codes, keys)
+        return self._build_codes
+
+    def ordered(self) -> np.ndarray:
+        """Every row position by build (`build_codes` order), then line (stable; rows without a line
+        last in their build): `by_line()` as one array."""
+        if self._ordered is None:
+            codes, _ = self.build_codes()
+            self._ordered = np.lexsort((self.ints("line"), self.missing("line"), codes))
+        return self._ordered
+
+    def cell(self, name: str, position: int) -> Any:
+        """`self[name][position]`; on a frame of a few rows (`memory`, `builds` of a one-build log)
+        the one cell is read without converting its column (a few µs against a dozen)."""
+        values = self._values.get(name)
+        if values is not None:
+            return values[position]
+        if len(self.frame) > _FEW_ROWS:
+            return self[name][position]
+        loc = self.frame.columns.get_loc(name)
+        if type(loc) is not int:  # a duplicated column name: the column's list has the cells
+            return self[name][position]
+        value = self.frame.iat[position, loc]
+        return value.item() if isinstance(value, np.generic) else value  # as tolist() gives it
+
+    def get(self, name: str, position: int) -> Any:
+        """The cell at `position` of column `name`, None when the frame has no such column."""
+        return self.cell(name, position) if name in self.frame.columns else None
+
+    def line_order(self) -> list[int]:
+        """Every row position in line order (stable; rows without a line last)."""
+        lines = self["line"]
+        positions = list(range(len(lines)))
+        if all(type(v) is int for v in lines):
+            if all(a <= b for a, b in pairwise(lines)):
+                return positions
+            return sorted(positions, key=lines.__getitem__)
+        return sorted(positions, key=lambda p: (type(lines[p]) is not int, as_int(lines[p]) or 0))
+
+    def builds(self) -> dict[int | None, list[int]]:
+        """Row positions of each build in frame order; builds in build order, rows outside any build
+        (None) last: the order `grouped` yields."""
+        if self._builds is None:
+            split: dict[int | None, list[int]] = {}
+            for position, value in enumerate(self["build_index"]):
+                key = value if type(value) is int else as_int(value)
+                rows = split.get(key)
+                if rows is None:
+                    split[key] = [position]
+                else:
+                    rows.append(position)
+            self._builds = {k: split[k] for k in sorted(split, key=lambda v: (v is None, v or 0))}
+        return self._builds
+
+    def by_line(self) -> dict[int | None, list[int]]:
+        """`builds()` with each build's positions in line order (stable: equal lines keep frame order)."""
+        if self._by_line is None:
+            lines = self["line"]
+            if all(type(v) is int for v in lines):
+                self._by_line = {
+                    build: rows
+                    if all(lines[a] <= lines[b] for a, b in pairwise(rows))
+                    else sorted(rows, key=lines.__getitem__)
+                    for build, rows in self.builds().items()
+                }
+            else:  # a row without a line goes last, as `sort_values("line")` puts it
+                self._by_line = {
+                    build: sorted(rows, key=lambda p: (type(lines[p]) is not int, as_int(lines[p]) or 0))
+                    for build, rows in self.builds().items()
+                }
+        return self._by_line
+
+
+def _column_array(frame: pd.DataFrame, name: str) -> Any:
+    """`frame[name].array`. Read from the frame's block manager when pandas offers it (a few µs; a
+    Series costs tens): the frames hold one extension array per column, the same object either way."""
+    loc = frame.columns.get_loc(name)
+    iget_values = getattr(getattr(frame, "_mgr", None), "iget_values", None)
+    if type(loc) is int and iget_values is not None:
+        values = iget_values(loc)
+        if isinstance(values, ExtensionArray):
+            return values
+    return frame[name].array
+
+
+class Row:
+    """One row of a `Columns`, read by attribute like an `itertuples()` row (values as `tolist()` gives)."""
+
+    __slots__ = ("_columns", "_position")
+
+    def __init__(self, columns: Columns, position: int) -> None:
+        self._columns = columns
+        self._position = position
+
+    def __getattr__(self, name: str) -> Any:
+        return self._columns.cell(name, self._position)
+
+
+_COLUMNS: list[Columns] = []
+
+
+def columns(frame: pd.DataFrame) -> Columns:
+    """The `Columns` of `frame`, made on first use and kept while the same frame object is asked for.
+
+    Keyed on the frame object itself (held, so its id cannot be reused), the last few frames only, and
+    emptied by the engine before and after each run: a frame changed between runs is read afresh.
+    """
+    for cached in _COLUMNS:
+        if cached.frame is frame:
+            return cached
+    made = Columns(frame)
+    _COLUMNS.insert(0, made)
+    del _COLUMNS[16:]
+    return made
+
+
+def message_positions(log: ParsedLog, categories: Iterable[str]) -> list[int]:
+    """Positions of the `messages` rows whose category is one of `categories`, in line order (the
+    rows `messages_in` returns, without building a frame)."""
+    messages = log.frames["messages"]
+    by_category = _categories(messages)
+    positions = [p for c in set(categories) for p in by_category.get(c, ())]
+    if len(positions) > 1:
+        lines = columns(messages)["line"]
+        positions.sort()
+        positions.sort(key=lambda p: (type(lines[p]) is not int, as_int(lines[p]) or 0))
+    return positions
+
+
+def message_groups(log: ParsedLog, categories: Iterable[str]) -> list[tuple[int | None, list[int]]]:
+    """`message_positions` split by build: (build_index, positions in line order) in build order,
+    rows outside any build last (what `grouped(messages_in(...))` yields, as positions)."""
+    positions = message_positions(log, categories)
+    if not positions:
+        return []
+    builds = columns(log.frames["messages"])["build_index"]
+    split: dict[int | None, list[int]] = {}
+    for position in positions:
+        split.setdefault(as_int(builds[position]), []).append(position)
+    return [(b, split[b]) for b in sorted(split, key=lambda v: (v is None, v or 0))]
+
+
+def forget_frames() -> None:
+    """Drop every per-frame cache of this module (the engine calls it around each run)."""
+    _COLUMNS.clear()
+    _SPLITS.clear()
+    _CATEGORIES.clear()
 
 
 def first_line(text: Any) -> str:

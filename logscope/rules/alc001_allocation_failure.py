@@ -41,7 +41,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from logscope.model import ParsedLog
-from logscope.rules._common import as_int, build_indices, first_line, fmt_bytes, rows_of_build
+from logscope.rules._common import (
+    as_int,
+    as_str,
+    build_indices,
+    columns,
+    first_line,
+    fmt_bytes,
+    rows_of_build,
+)
 from logscope.rules.finding import Finding, Severity
 
 CODE = "ALC001"
@@ -80,13 +88,24 @@ def _hint(kinds: set[str], errnos: set[int], largest: int | None) -> str:
     return "; ".join(parts) or "free memory on the board, or reduce the model's weight and internal memory"
 
 
+def _extra(text: object) -> bool:
+    value = as_str(text)
+    return value is not None and _EXTRA.search(value) is not None
+
+
 def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
     messages = log.frames["messages"]
-    category = messages["category"].fillna("")
-    mask = category.isin(CATEGORIES) | (
-        (category == "") & messages["message"].fillna("").str.contains(_EXTRA)
-    )
-    failures = messages[mask].sort_values("line")
+    cols = columns(messages)
+    texts = cols["message"]
+    picked = [
+        p
+        for p, category in enumerate(cols["category"])
+        if (category in CATEGORIES if type(category) is str else False)
+        or ((category == "" if type(category) is str else as_str(category) is None) and _extra(texts[p]))
+    ]
+    if not picked:  # the common case, decided without building a frame
+        return
+    failures = messages.iloc[picked].sort_values("line")
     for build_index in build_indices(failures):
         rows = rows_of_build(failures, build_index)
         lines = tuple(int(v) for v in rows["line"])

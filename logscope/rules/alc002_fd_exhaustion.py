@@ -32,7 +32,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from logscope.model import ParsedLog
-from logscope.rules._common import first_line, grouped, messages_in
+from logscope.rules._common import columns, first_line, message_groups
 from logscope.rules.finding import Finding, Severity
 
 CODE = "ALC002"
@@ -52,12 +52,14 @@ OPTIONS = Options
 
 
 def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
-    for build_index, rows in grouped(messages_in(log, ["fd-exhaustion"])):
-        lines = tuple(int(v) for v in rows["line"])
-        handles = sorted({int(h) for text in rows["message"] for h in _HANDLE.findall(str(text))})
-        message = (
-            f"{len(rows)} buffer(s) could not get a file descriptor (errno 24, lines {lines[0]}-{lines[-1]})"
+    messages = columns(log.frames["messages"])
+    for build_index, positions in message_groups(log, ["fd-exhaustion"]):
+        line_col, text_col = messages["line"], messages["message"]
+        lines = tuple(int(line_col[p]) for p in positions)
+        handles = sorted(
+            {int(h) for text in (text_col[p] for p in positions) for h in _HANDLE.findall(str(text))}
         )
+        message = f"{len(positions)} buffer(s) could not get a file descriptor (errno 24, lines {lines[0]}-{lines[-1]})"
         if handles:
             message += f"; handles {handles[0]}-{handles[-1]}"
         yield Finding(
@@ -65,7 +67,7 @@ def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
             line=lines[0],
             lines=lines,
             subject="open file descriptors",
-            evidence={"handles": handles, "first_message": first_line(rows.iloc[0]["message"]), "errno": 24},
+            evidence={"handles": handles, "first_message": first_line(text_col[positions[0]]), "errno": 24},
             hint="raise the open-file limit (ulimit -n 65535 / LimitNOFILE=) and update the rknpu driver and runtime",
             build_index=build_index,
         )

@@ -34,7 +34,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from logscope.model import ParsedLog
-from logscope.rules._common import as_int, as_str, first_line, rows_of_build
+from logscope.rules._common import Row, as_int, as_str, columns, first_line, rows_of_build
 from logscope.rules.finding import Finding, Severity
 
 CODE = "BLD001"
@@ -76,9 +76,12 @@ OPTIONS = Options
 
 def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
     messages = log.frames["messages"]
-    for build in log.frames["builds"].itertuples(index=False):
-        if as_str(build.status) != "failed":
+    builds = columns(log.frames["builds"])
+    # Row by row only for the failed builds: a long log has hundreds of builds, nearly all done.
+    for position, status in enumerate(builds["status"]):
+        if as_str(status) != "failed":
             continue
+        build = Row(builds, position)
         build_index = as_int(build.build_index)
         own = rows_of_build(messages, build_index).sort_values("line")
         status_line = as_int(build.status_line)

@@ -38,7 +38,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from logscope.model import ParsedLog
-from logscope.rules._common import as_int, as_str, first_line, grouped, messages_in
+from logscope.rules._common import as_int, as_str, columns, first_line, message_groups
 from logscope.rules.finding import Finding, Severity
 
 CODE = "BLD002"
@@ -71,19 +71,27 @@ OPTIONS = Options
 
 
 def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
+    groups = message_groups(log, KINDS)
+    if not groups:
+        return
+    builds = columns(log.frames["builds"])
     done = {
-        as_int(b.build_index)
-        for b in log.frames["builds"].itertuples(index=False)
-        if as_str(b.status) == "done"
+        as_int(b)
+        for b, status in zip(builds["build_index"], builds["status"], strict=True)
+        if as_str(status) == "done"
     }
-    for build_index, rows in grouped(messages_in(log, KINDS)):
+    messages = columns(log.frames["messages"])
+    categories, line_col, level_col, text_col = (
+        messages[c] for c in ("category", "line", "level", "message")
+    )
+    for build_index, rows in groups:
         for category, (label, hint) in KINDS.items():
-            own = rows[rows["category"] == category]
-            if own.empty:
+            own = [p for p in rows if categories[p] == category]
+            if not own:
                 continue
-            lines = tuple(int(v) for v in own["line"])
-            levels = set(own["level"].dropna())
-            distinct = list(dict.fromkeys(first_line(t) for t in own["message"]))
+            lines = tuple(int(line_col[p]) for p in own)
+            levels = {level_col[p] for p in own if as_str(level_col[p]) is not None}
+            distinct = list(dict.fromkeys(first_line(text_col[p]) for p in own))
             severity = Severity.error if "E" in levels else Severity.warning
             if category == "unknown-op-target" and build_index in done:
                 severity = Severity.warning

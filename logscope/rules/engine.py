@@ -10,11 +10,11 @@ output is the same on every run.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable
 
 from logscope.errors import note_where
 from logscope.model import ParsedLog
+from logscope.rules._common import forget_frames
 from logscope.rules.config import Config
 from logscope.rules.finding import Finding, Severity
 from logscope.rules.registry import Rule
@@ -33,23 +33,33 @@ def run_rules(log: ParsedLog, config: Config | None = None) -> list[Finding]:
     """All findings of the enabled, applicable rules, stamped and sorted."""
     config = config or Config()
     findings: list[Finding] = []
-    for rule in config.enabled_rules():
-        if not applicable(rule, log):
-            continue
-        options = config.options_for(rule)
-        override = config.severity_for(rule)
-        try:
-            for finding in rule.check(log, options):
-                severity = override or finding.severity or rule.severity
-                findings.append(
-                    dataclasses.replace(
-                        finding, code=rule.code, name=rule.name, severity=severity, source=log.source
+    forget_frames()  # the rules' per-frame caches start empty and are dropped after the run
+    try:
+        for rule in config.enabled_rules():
+            if not applicable(rule, log):
+                continue
+            options = config.options_for(rule)
+            override = config.severity_for(rule)
+            try:
+                for finding in rule.check(log, options):
+                    findings.append(
+                        _stamped(finding, rule, override or finding.severity or rule.severity, log.source)
                     )
-                )
-        except Exception as exc:  # a bug in the rule: the CLI's internal-error line names it
-            note_where(exc, rule=rule.code)
-            raise
+            except Exception as exc:  # a bug in the rule: the CLI's internal-error line names it
+                note_where(exc, rule=rule.code)
+                raise
+    finally:
+        forget_frames()
     return sort_findings(findings)
+
+
+def _stamped(finding: Finding, rule: Rule, severity: Severity, source: str) -> Finding:
+    """`dataclasses.replace(finding, code=..., name=..., severity=..., source=...)` without re-running
+    `__init__` over every field: a big log has thousands of findings, each stamped once."""
+    stamped = object.__new__(Finding)
+    stamped.__dict__.update(finding.__dict__)
+    stamped.__dict__.update(code=rule.code, name=rule.name, severity=severity, source=source)
+    return stamped
 
 
 def sort_findings(findings: Iterable[Finding]) -> list[Finding]:

@@ -35,8 +35,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+import numpy as np
+
 from logscope.model import ParsedLog
-from logscope.rules._common import as_int, as_str, parse_shape
+from logscope.rules._common import as_int, as_str, columns, parse_shape
 from logscope.rules.finding import Finding, Severity
 
 CODE = "FUS001"
@@ -66,6 +68,9 @@ FOLLOWERS = {
 }
 
 
+CELLS = ("line", "layer_id", "op_type", "full_name", "output_shape", "input_shapes")
+
+
 @dataclass(frozen=True)
 class Options:
     pass
@@ -84,28 +89,25 @@ def _first_input(shapes: str | None) -> tuple[int, ...] | None:
 def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
     tables = [log.frames[n] for n in ("layers", "perf") if n in log.frames and len(log.frames[n])]
     for table in tables:
-        # Every build at once: rows by build (rows outside any build last), then line; a candidate is
-        # a convolution whose next row in the same build is a follower.
-        builds = [as_int(v) for v in table["build_index"].tolist()]
-        lines = table["line"].to_numpy(dtype="int64", na_value=0).tolist()
-        order = sorted(range(len(builds)), key=lambda i: (builds[i] is None, builds[i] or 0, lines[i]))
-        kinds = [str(k).lower() for k in table["op_type"].fillna("").tolist()]
-        candidates = [
-            p
-            for p in range(len(order) - 1)
-            if kinds[order[p]] in CONVOLUTIONS
-            and kinds[order[p + 1]] in FOLLOWERS
-            and builds[order[p]] == builds[order[p + 1]]
-        ]
+        # Every build at once: rows by build (rows outside any build last), then line (a missing line
+        # sorts as 0), then frame order; a candidate is a convolution whose next row in the same
+        # build is a follower. Op types are tested once per distinct type, not per row.
+        cols = columns(table)
+        build_codes, builds = cols.build_codes()
+        order = np.lexsort((cols.ints("line"), build_codes))
+        is_conv = cols.flags("op_type", lambda v: str(v).lower() in CONVOLUTIONS)[order]
+        is_follower = cols.flags("op_type", lambda v: str(v).lower() in FOLLOWERS)[order]
+        same_build = build_codes[order][:-1] == build_codes[order][1:]
+        candidates = np.flatnonzero(is_conv[:-1] & is_follower[1:] & same_build).tolist()
         if not candidates:
             continue
-        # Only the candidate rows and their successors as tuples: a build has hundreds of layers.
+        # Cells only for the candidate rows and their successors: a build has hundreds of layers.
         wanted = sorted({p + d for p in candidates for d in (0, 1)})
-        picked = table.iloc[[order[p] for p in wanted]].itertuples(index=False)
+        picked = cols.pick(order[wanted].tolist(), CELLS)
         rows = dict(zip(wanted, picked, strict=True))
         for position in candidates:
             conv, nxt = rows[position], rows[position + 1]
-            build_index = builds[order[position]]
+            build_index = builds[build_codes[order[position]]]
             out = parse_shape(conv.output_shape)
             if out is None or out != _first_input(as_str(nxt.input_shapes)):
                 continue

@@ -35,8 +35,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+import numpy as np
+
 from logscope.model import ParsedLog
-from logscope.rules._common import as_int, grouped, pct, rows_of_build
+from logscope.rules._common import as_int, columns, pct
 from logscope.rules.finding import Finding, Severity
 
 CODE = "FUS002"
@@ -55,28 +57,40 @@ OPTIONS = Options
 
 
 def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
-    for build_index, fusions in grouped(log.frames["fusions"]):
-        compiler = fusions[fusions["section"] == "compiler"]
-        if compiler.empty:
+    fusions = columns(log.frames["fusions"])
+    sections, removed, fusion_lines = fusions["section"], fusions["removed_nodes"], fusions["line"]
+    layers = columns(log.frames["layers"])
+    # Layer types are tested once per distinct type; each build's convolutions are a slice of
+    # `convs` (by build, frame order within).
+    is_conv = layers.flags("op_type", lambda v: str(v).startswith("Conv"))
+    is_plain = layers.flags("op_type", lambda v: str(v).lower() in PLAIN)
+    layer_codes, layer_builds = layers.build_codes()
+    code_of = {build: code for code, build in enumerate(layer_builds)}
+    convs = np.flatnonzero(is_conv)
+    convs = convs[np.argsort(layer_codes[convs], kind="stable")]
+    bounds = np.searchsorted(layer_codes[convs], np.arange(len(layer_builds) + 1))
+    for build_index, positions in fusions.builds().items():
+        compiler = [p for p in positions if type(sections[p]) is str and sections[p] == "compiler"]
+        if not compiler:
             continue
-        layers = rows_of_build(log.frames["layers"], build_index)
-        convs = layers[layers["op_type"].fillna("").str.startswith("Conv")]
-        if convs.empty:
+        code = code_of.get(build_index)
+        if code is None or bounds[code] == bounds[code + 1]:
             continue
+        build_convs = convs[bounds[code] : bounds[code + 1]]
         in_lines = sum(
             1
-            for nodes in compiler["removed_nodes"]
+            for nodes in (removed[p] for p in compiler)
             if any(str(n).lower().startswith("conv") for n in (nodes or []))
         )
         # A layer typed `ConvRelu` / `ConvClip` is already fused whatever the fusion lines say.
-        compound = int((~convs["op_type"].str.lower().isin(PLAIN)).sum())
-        fused = min(len(convs), in_lines + compound)
-        ratio = fused / len(convs)
+        compound = int((~is_plain[build_convs]).sum())
+        fused = min(len(build_convs), in_lines + compound)
+        ratio = fused / len(build_convs)
         if ratio >= options.min_ratio:
             continue
-        lines = tuple(sorted(int(v) for v in compiler["line"]))
+        lines = tuple(sorted(int(fusion_lines[p]) for p in compiler))
         yield Finding(
-            message=f"{fused} of {len(convs)} convolutions ({pct(ratio)}) are fused (fusion "
+            message=f"{fused} of {len(build_convs)} convolutions ({pct(ratio)}) are fused (fusion "
             + (f"line {lines[0]}" if len(lines) == 1 else f"lines {lines[0]}-{lines[-1]}")
             + "); the rest keep separate intermediates",
             line=lines[0],
@@ -84,8 +98,8 @@ def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
             subject="operator fusion",
             evidence={
                 "fused_convolutions": fused,
-                "convolutions": len(convs),
-                "convolution_lines": [as_int(v) for v in convs["line"]],
+                "convolutions": len(build_convs),
+                "convolution_lines": [as_int(v) for v in layers.take("line", build_convs.tolist())],
                 "fusion_lines": list(lines),
                 "ratio": round(ratio, 6),
                 "min_ratio": options.min_ratio,

@@ -35,7 +35,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from logscope.model import ParsedLog
-from logscope.rules._common import as_int, grouped, printed_perf_total
+from logscope.rules._common import as_int, as_str, columns, grouped, printed_perf_total
 from logscope.rules.finding import Finding, Severity
 
 CODE = "LOG001"
@@ -61,9 +61,9 @@ def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
 
 def _unread_rows(log: ParsedLog) -> Iterator[Finding]:
     unparsed = log.frames["unparsed"]
+    if all(as_str(v) in (None, UNKNOWN) for v in columns(unparsed)["reason"]):
+        return  # the common case: only unrecognised lines, decided without building a frame
     rows = unparsed[unparsed["reason"].fillna(UNKNOWN) != UNKNOWN].sort_values("line")
-    if rows.empty:
-        return
     lines = tuple(int(v) for v in rows["line"])
     reasons = sorted(set(rows["reason"]))
     yield Finding(

@@ -35,7 +35,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from logscope.model import ParsedLog
-from logscope.rules._common import as_int, fmt_bytes, pct
+from logscope.rules._common import Row, as_int, columns, fmt_bytes, pct
 from logscope.rules.finding import Finding, Severity
 
 CODE = "MEM003"
@@ -53,23 +53,13 @@ OPTIONS = Options
 
 
 def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
-    # The columns read, not a tuple of all ~45 memory columns per row.
-    memory = log.frames["memory"]
-    for row in memory[
-        [
-            "activation_bytes",
-            "build_index",
-            "scratch_bytes",
-            "scratch_line",
-            "source",
-            "total_bytes",
-            "total_line",
-            "weight_bytes",
-        ]
-    ].itertuples(index=False):
-        scratch = as_int(row.scratch_bytes)
+    # The columns read, as lists shared with the other rules; a row only where a scratch is printed.
+    memory = columns(log.frames["memory"])
+    for position, scratch_bytes in enumerate(memory["scratch_bytes"]):
+        scratch = as_int(scratch_bytes)
         if scratch is None:
             continue
+        row = Row(memory, position)
         total, total_line = as_int(row.total_bytes), as_int(row.total_line)
         computation = "printed total"
         if total is None:

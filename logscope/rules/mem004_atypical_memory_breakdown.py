@@ -48,7 +48,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from logscope.model import ParsedLog
-from logscope.rules._common import MiB, as_int, fmt_bytes, pct
+from logscope.rules._common import MiB, Row, as_int, columns, fmt_bytes, pct
 from logscope.rules.finding import Finding, Severity
 
 CODE = "MEM004"
@@ -73,25 +73,9 @@ OPTIONS = Options
 
 
 def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
-    # The columns read, not a tuple of all ~45 memory columns per row.
-    memory = log.frames["memory"]
-    for row in memory[
-        [
-            "activation_bytes",
-            "activation_line",
-            "build_index",
-            "internal_bytes",
-            "internal_line",
-            "other_bytes",
-            "scratch_bytes",
-            "scratch_line",
-            "source",
-            "total_bytes",
-            "total_line",
-            "weight_bytes",
-            "weight_line",
-        ]
-    ].itertuples(index=False):
+    # The columns read, as lists shared with the other rules, not a tuple of all ~45 columns per row.
+    memory = columns(log.frames["memory"])
+    for row in (Row(memory, position) for position in range(len(memory))):
         weight = as_int(row.weight_bytes)
         activation = as_int(row.activation_bytes)
         if activation is None:

@@ -48,10 +48,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-import pandas as pd
+import numpy as np
 
 from logscope.model import ParsedLog
-from logscope.rules._common import KiB, as_int, as_str, fmt_bytes, grouped, parse_shape, pct
+from logscope.rules._common import Columns, KiB, as_int, as_str, columns, fmt_bytes, parse_shape, pct
 from logscope.rules.finding import Finding, Severity
 
 CODE = "MEM005"
@@ -72,6 +72,8 @@ class Options:
 
 
 OPTIONS = Options
+
+_INT64_MAX = 2**63 - 1
 
 HINT = (
     "use channel counts that are multiples of the channel block C2 (16 for INT8 on RK3588/RV1106, 8 on "
@@ -110,17 +112,49 @@ def layout(orig_text: str | None, native_text: str | None, dtype: str) -> dict[s
     }
 
 
-def padded_rows(rows: pd.DataFrame) -> list[dict[str, Any]]:
-    """Padding figures of the feature rows whose native shape is channel blocks fitting their Size."""
-    out = []
-    columns = ("orig_shape", "native_shape", "dtype", "size_bytes", "name", "user_op", "op_id", "line")
-    for orig, native, dtype, size, name, user_op, op_id, line in zip(
-        *(rows[c].tolist() for c in columns), strict=True
-    ):
-        figures = layout(as_str(orig), as_str(native), (as_str(dtype) or "").upper())
-        if figures is None or as_int(size) is None or figures["native_bytes"] > (as_int(size) or 0):
-            continue
-        row: dict[str, Any] = {
+def counted_rows(cols: Columns) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict[str, int]]] | None:
+    """(feature rows, counted rows, layout index of each counted row, layouts): positions in frame
+    order of the feature rows and of those whose native shape is channel blocks fitting their Size;
+    None when the table has no feature rows.
+
+    A network repeats a few (orig shape, native shape, dtype) over thousands of rows: each distinct
+    triple is read once (`layout`) and its figures spread to the rows with numpy."""
+    table, table_values = cols.codes("table")
+    if "feature" not in table_values:
+        return None
+    feature = np.flatnonzero(table == table_values.index("feature"))
+    (orig, orig_values), (native, native_values), (dtype, dtype_values) = (
+        cols.codes(c) for c in ("orig_shape", "native_shape", "dtype")
+    )
+    n_native, n_dtype = len(native_values) + 1, len(dtype_values) + 1
+    key = ((orig[feature] + 1) * n_native + native[feature] + 1) * n_dtype + dtype[feature] + 1
+    triples, inverse = np.unique(key, return_inverse=True)
+    layouts: list[dict[str, int]] = []
+    index = np.full(len(triples), -1, dtype=np.int64)
+    for i, k in enumerate(triples.tolist()):
+        o, rest = divmod(k, n_native * n_dtype)
+        n, d = divmod(rest, n_dtype)
+        figures = layout(
+            orig_values[o - 1] if o else None,
+            native_values[n - 1] if n else None,
+            (as_str(dtype_values[d - 1]) or "").upper() if d else "",
+        )
+        if figures is not None and figures["native_bytes"] <= _INT64_MAX:  # else above any Size
+            index[i] = len(layouts)
+            layouts.append(figures)
+    which = index[inverse.reshape(-1)]
+    native_bytes = np.array([f["native_bytes"] for f in layouts] + [0], dtype=np.int64)[which]
+    # A missing Size reads as -1: below any native size, so the row is not counted.
+    ok = (which >= 0) & (native_bytes <= cols.ints("size_bytes", missing=-1)[feature])
+    return feature, feature[ok], which[ok], layouts
+
+
+def _cells(cols: Columns, positions: list[int]) -> dict[int, dict[str, Any]]:
+    """What the log printed on each of `positions` (one read per column for the whole log)."""
+    names = ("name", "user_op", "op_id", "line", "orig_shape", "native_shape", "dtype")
+    cells = [cols.take(c, positions) for c in names] if positions else [[] for _ in names]
+    return {
+        position: {
             "tensor": as_str(name),
             "user_op": as_str(user_op),
             "op_id": as_int(op_id),
@@ -129,24 +163,44 @@ def padded_rows(rows: pd.DataFrame) -> list[dict[str, Any]]:
             "native_shape": as_str(native),
             "dtype": (as_str(dtype) or "").upper(),
         }
-        out.append(row | figures)
-    return out
+        for position, name, user_op, op_id, line, orig, native, dtype in zip(positions, *cells, strict=True)
+    }
 
 
 def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
-    tensors = log.frames["tensors"]
-    for build_index, rows in grouped(tensors[tensors["table"] == "feature"]):
-        padded = padded_rows(rows)
-        if not padded:
-            continue
-        heavy = [
-            p
-            for p in padded
-            if p["padding_bytes"] >= options.min_tensor_bytes
-            and p["padding_bytes"] >= options.tensor_share * p["native_bytes"]
-        ]
-        heavy.sort(key=lambda p: (-p["padding_bytes"], p["line"] or 0))
-        for p in heavy[: options.max_findings]:
+    cols = columns(log.frames["tensors"])
+    counted = counted_rows(cols)
+    if counted is None:
+        return
+    feature, positions, which, layouts = counted
+    build_codes, builds = cols.build_codes()
+    feature_rows = np.bincount(build_codes[feature], minlength=len(builds))
+    native = np.array([f["native_bytes"] for f in layouts] + [0], dtype=np.int64)[which]
+    padding = np.array([f["padding_bytes"] for f in layouts] + [0], dtype=np.int64)[which]
+    lines = cols.ints("line")[positions]
+    heavy = (padding >= options.min_tensor_bytes) & (padding >= options.tensor_share * native)
+    of_build = build_codes[positions]
+    order = np.argsort(of_build, kind="stable")  # counted rows by build, frame order within
+    bounds = np.searchsorted(of_build[order], np.arange(len(builds) + 1))
+    # First every build's figures and the rows its findings cite, then those rows' cells at once.
+    plans = []
+    for code in np.flatnonzero(bounds[1:] > bounds[:-1]).tolist():
+        rows = order[bounds[code] : bounds[code + 1]]
+        picked = rows[heavy[rows]].tolist()
+        # Largest padding first, then line (a missing line sorts as 0).
+        picked.sort(key=lambda i: (-int(padding[i]), int(lines[i])))
+        total_native = sum(native[rows].tolist())  # Python ints: no int64 overflow
+        total_padding = sum(padding[rows].tolist())
+        worst = None
+        if total_native and total_padding >= options.total_share * total_native:
+            worst = int(rows[int(np.argmax(padding[rows]))])
+        plans.append((code, rows, picked[: options.max_findings], total_native, total_padding, worst))
+    wanted = sorted({i for plan in plans for i in (*plan[2], *([plan[5]] if plan[5] is not None else []))})
+    cells = _cells(cols, positions[wanted].tolist())
+    for code, rows, picked, total_native, total_padding, worst in plans:
+        build_index = builds[code]
+        for i in picked:
+            p = cells[int(positions[i])] | layouts[int(which[i])]
             share = p["padding_bytes"] / p["native_bytes"]
             yield Finding(
                 message=f"{p['tensor']} {p['orig_shape']} {p['dtype']} is stored as {p['native_shape']}: "
@@ -164,24 +218,24 @@ def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
                 hint=HINT,
                 build_index=build_index,
             )
-        total_native = sum(p["native_bytes"] for p in padded)
-        total_padding = sum(p["padding_bytes"] for p in padded)
-        if total_native and total_padding >= options.total_share * total_native:
-            lines = tuple(sorted(p["line"] for p in padded if p["padding_bytes"] and p["line"]))
-            worst = max(padded, key=lambda p: p["padding_bytes"])
+        if worst is not None:
+            cited = lines[rows][(padding[rows] != 0) & (lines[rows] != 0)]
+            row_lines = tuple(np.sort(cited).tolist())
+            largest = cells[int(positions[worst])]
+            count = len(rows)
             yield Finding(
                 message=f"channel padding is {fmt_bytes(total_padding)} of {fmt_bytes(total_native)} "
-                f"({pct(total_padding / total_native)}) over {len(padded)} feature maps; largest: "
-                f"{worst['tensor']} (line {worst['line']})",
-                line=lines[0] if lines else None,
-                lines=lines,
+                f"({pct(total_padding / total_native)}) over {count} feature maps; largest: "
+                f"{largest['tensor']} (line {largest['line']})",
+                line=row_lines[0] if row_lines else None,
+                lines=row_lines,
                 subject="feature maps",
                 evidence={
                     "padding_bytes": total_padding,
                     "native_bytes": total_native,
                     "share": round(total_padding / total_native, 6),
-                    "rows_counted": len(padded),
-                    "rows_skipped": len(rows) - len(padded),
+                    "rows_counted": count,
+                    "rows_skipped": int(feature_rows[code]) - count,
                     "computation": "sum over counted feature rows of native - logical bytes",
                 },
                 hint=HINT,

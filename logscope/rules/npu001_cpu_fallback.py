@@ -44,10 +44,20 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from itertools import accumulate
+
+import numpy as np
 
 from logscope.model import ParsedLog
-from logscope.rules._common import as_float, as_int, as_str, first_line, grouped, messages_in, rows_of_build
+from logscope.rules._common import (
+    Columns,
+    Row,
+    as_float,
+    as_int,
+    as_str,
+    columns,
+    first_line,
+    message_positions,
+)
 from logscope.rules.finding import Finding, Severity
 
 CODE = "NPU001"
@@ -56,6 +66,7 @@ SEVERITY = Severity.warning
 NEEDS = ("layers|perf|perf_ranking",)
 
 IO_OPS = {"InputOperator", "OutputOperator"}
+CELLS = ("line", "layer_id", "op_type", "full_name")
 _NODE = re.compile(r"(?:No lowering found for|unsupported op)[:\s]+([\w./:-]+)", re.IGNORECASE)
 
 
@@ -74,30 +85,44 @@ HINT = (
 
 def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
     yield from _ranking_cpu_time(log, options)
-    unsupported = messages_in(log, ["unsupported-op"])
     tables = [log.frames[n] for n in ("layers", "perf") if n in log.frames and len(log.frames[n])]
-    # Only tables with a layer on the CPU are split by build (the test below, on the whole table).
-    tables = [t for t in tables if (t["target"] == "CPU").fillna(False).astype(bool).any()]
-    for build_index, layers in ((b, rows) for table in tables for b, rows in grouped(table)):
-        ordered = layers.sort_values("line")
-        is_compute = ~ordered["op_type"].isin(IO_OPS).fillna(False).astype(bool)
-        if not (is_compute & (ordered["target"] == "CPU").fillna(False).astype(bool)).any():
-            continue
-        compute_rows = ordered[is_compute]
-        targets = [t if type(t) is str else as_str(t) for t in compute_rows["target"].tolist()]
-        # Row tuples only for the CPU layers: a build has hundreds of layers, a few on the CPU.
-        on_cpu = [i for i, t in enumerate(targets) if t == "CPU"]
-        compute = dict(zip(on_cpu, compute_rows.iloc[on_cpu].itertuples(index=False), strict=True))
-        messages = rows_of_build(unsupported, build_index)
+    for table in tables:
+        yield from _check_table(log, columns(table))
+
+
+def _check_table(log: ParsedLog, cols: Columns) -> Iterator[Finding]:
+    is_cpu = cols.flags("target", lambda v: v == "CPU")
+    # Only tables with a layer on the CPU are read build by build (the test below, on the whole table).
+    if not is_cpu.any():
+        return
+    is_npu = cols.flags("target", lambda v: v == "NPU")
+    is_compute = ~cols.flags("op_type", lambda v: v in IO_OPS)  # a missing op type counts as compute
+    order = cols.ordered()
+    compute_rows = order[is_compute[order]]  # by build, then line
+    build_codes, builds = cols.build_codes()
+    of_build = build_codes[compute_rows]
+    bounds = np.searchsorted(of_build, np.arange(len(builds) + 1))
+    cpu_rows = compute_rows[is_cpu[compute_rows]]
+    # Cells only for the CPU layers: a build has hundreds of layers, a few on the CPU.
+    cells = dict(zip(cpu_rows.tolist(), cols.pick(cpu_rows.tolist(), CELLS), strict=True))
+    unsupported: dict[int | None, list[Row]] | None = None
+    for code in np.unique(build_codes[cpu_rows]).tolist():
+        build_index = builds[code]
+        segment = compute_rows[bounds[code] : bounds[code + 1]]
+        on_cpu, npu = is_cpu[segment], is_npu[segment]
+        compute = {
+            i: cells[p]
+            for i, p in zip(np.flatnonzero(on_cpu).tolist(), segment[on_cpu].tolist(), strict=True)
+        }
+        if unsupported is None:
+            unsupported = _unsupported_by_build(log)
         named: dict[str, tuple[int, str]] = {}
-        for msg in messages.itertuples(index=False):
+        for msg in unsupported.get(build_index, ()):
             match = _NODE.search(str(msg.message))
             if match:
                 named[match.group(1).rstrip(",")] = (as_int(msg.line) or 0, first_line(msg.message))
         cpu = list(compute.values())
-        if not cpu:
-            continue
-        if all(t == "CPU" for t in targets):
+        if on_cpu.all():
             cpu_lines = {v for v in (as_int(r.line) for r in cpu) if v is not None}
             lines = tuple(sorted(cpu_lines | {v[0] for v in named.values()}))
             ops = ", ".join(f"{r.op_type} (layer {as_int(r.layer_id)})" for r in cpu)
@@ -128,12 +153,10 @@ def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
                 build_index=build_index,
             )
             continue
-        npu = [t == "NPU" for t in targets]
-        seen_before: list[bool] = list(accumulate(npu, lambda a, b: a or b))
-        seen_after: list[bool] = list(accumulate(reversed(npu), lambda a, b: a or b))[::-1]
+        npu_seen = np.cumsum(npu).tolist()  # NPU layers up to and including each compute layer
         for index, row in compute.items():
-            before = index > 0 and seen_before[index - 1]
-            after = index + 1 < len(targets) and seen_after[index + 1]
+            before = index > 0 and npu_seen[index - 1] > 0
+            after = index + 1 < len(segment) and npu_seen[-1] > npu_seen[index]
             full_name = as_str(row.full_name) or ""
             reported = next((v for k, v in named.items() if k and k in full_name), None)
             if not (before and after) and reported is None:
@@ -168,8 +191,9 @@ def _ranking_cpu_time(log: ParsedLog, options: Options) -> Iterator[Finding]:
     ranking = log.frames.get("perf_ranking")
     if ranking is None or ranking.empty:
         return
-    for build_index, rows in grouped(ranking):
-        for row in rows.sort_values("line").itertuples(index=False):
+    cols = columns(ranking)
+    for build_index, positions in cols.by_line().items():
+        for row in (Row(cols, p) for p in positions):
             cpu, total, ratio = (
                 as_int(row.cpu_time_us),
                 as_int(row.total_time_us),
@@ -200,3 +224,13 @@ def _ranking_cpu_time(log: ParsedLog, options: Options) -> Iterator[Finding]:
                 hint=HINT,
                 build_index=build_index,
             )
+
+
+def _unsupported_by_build(log: ParsedLog) -> dict[int | None, list[Row]]:
+    """The `unsupported-op` messages of each build, in line order."""
+    cols = columns(log.frames["messages"])
+    builds = cols["build_index"]
+    out: dict[int | None, list[Row]] = {}
+    for position in message_positions(log, ["unsupported-op"]):
+        out.setdefault(as_int(builds[position]), []).append(Row(cols, position))
+    return out

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from logscope.model import ParsedLog
-from logscope.rules._common import as_int, as_str, grouped, pct, printed_perf_total
+from logscope.rules._common import as_int, as_str, columns, grouped, pct, printed_perf_total
 from logscope.rules.finding import Finding, Severity
 
 CODE = "NPU002"
@@ -80,8 +80,9 @@ def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
 
 
 def _check_table(log: ParsedLog, table: Any, options: Options) -> Iterator[Finding]:
-    if not (table["time_us"].notna() & (table["time_us"] > 0)).any():
-        return  # no timed layer in any build: nothing to split by build
+    cols = columns(table)
+    if cols.missing("time_us").all() or not (cols.ints("time_us") > 0).any():
+        return  # no timed layer in any build (every simulator build): nothing to split by build
     for build_index, layers in grouped(table):
         timed = layers[layers["time_us"].notna() & (layers["time_us"] > 0)]
         if timed.empty:

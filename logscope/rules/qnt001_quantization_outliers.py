@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from logscope.model import ParsedLog
-from logscope.rules._common import as_float, as_int, as_str, grouped, messages_in, rows_of_build
+from logscope.rules._common import as_float, as_int, as_str, columns, message_groups
 from logscope.rules.finding import Finding, Severity
 
 CODE = "QNT001"
@@ -53,13 +53,16 @@ OPTIONS = Options
 
 
 def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
-    warnings = messages_in(log, ["quant-outliers"])
-    for build_index, rows in grouped(log.frames["outliers"]):
+    warnings = dict(message_groups(log, ["quant-outliers"]))
+    message_lines = columns(log.frames["messages"])["line"]
+    cols = columns(log.frames["outliers"])
+    names, means, stds, values, row_lines = (
+        cols[c] for c in ("const_name", "abs_mean", "abs_std", "outlier_value", "line")
+    )
+    for build_index, positions in cols.by_line().items():
         consts = []
-        ordered = rows.sort_values("line")
-        columns = ("const_name", "abs_mean", "abs_std", "outlier_value", "line")
-        for const_name, abs_mean, abs_std, outlier_value, line in zip(
-            *(list(ordered[c]) for c in columns), strict=True
+        for const_name, abs_mean, abs_std, outlier_value, line in (
+            (names[p], means[p], stds[p], values[p], row_lines[p]) for p in positions
         ):
             mean, std, value = as_float(abs_mean), as_float(abs_std), as_float(outlier_value)
             entry: dict[str, Any] = {
@@ -74,7 +77,7 @@ def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
                 else None,
             }
             consts.append(entry)
-        warn_lines = [int(v) for v in rows_of_build(warnings, build_index)["line"]]
+        warn_lines = [int(message_lines[p]) for p in warnings.get(build_index, ())]
         lines = tuple(sorted({*warn_lines, *(c["line"] for c in consts if c["line"])}))
         worst = max(consts, key=lambda c: c["times_mean"] or 0)
         yield Finding(

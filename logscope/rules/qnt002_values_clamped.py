@@ -31,7 +31,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from logscope.model import ParsedLog
-from logscope.rules._common import first_line, grouped, messages_in
+from logscope.rules._common import columns, first_line, message_groups
 from logscope.rules.finding import Finding, Severity
 
 CODE = "QNT002"
@@ -52,18 +52,20 @@ OPTIONS = Options
 
 
 def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
-    for build_index, rows in grouped(messages_in(log, ["value-clamping"])):
-        lines = tuple(int(v) for v in rows["line"])
+    messages = columns(log.frames["messages"])
+    for build_index, positions in message_groups(log, ["value-clamping"]):
+        line_col, text_col = messages["line"], messages["message"]
+        lines = tuple(int(line_col[p]) for p in positions)
         tensors: list[str] = []
         replaced: set[str] = set()
-        for text in rows["message"]:
+        for text in (text_col[p] for p in positions):
             for group in _TENSORS.findall(str(text)):
                 tensors += [t.strip().strip("'\"") for t in group.split(",") if t.strip()]
             match = _TO.search(str(text))
             if match:
                 replaced.add(f"{match.group(1)} / {match.group(2)}")
         yield Finding(
-            message=f"{len(rows)} constant(s) clamped by the optimiser (line {lines[0]})"
+            message=f"{len(positions)} constant(s) clamped by the optimiser (line {lines[0]})"
             + (f": {', '.join(tensors[:5])}" if tensors else "")
             + (f" -> {', '.join(sorted(replaced))}" if replaced else ""),
             line=lines[0],
@@ -72,7 +74,7 @@ def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
             evidence={
                 "tensors": tensors,
                 "replacements": sorted(replaced),
-                "first_message": first_line(rows.iloc[0]["message"]),
+                "first_message": first_line(text_col[positions[0]]),
             },
             hint="check outputs against the original model; use a finite constant in the model, or build with "
             "optimization_level <= 2 to keep the values (the log's own advice)",

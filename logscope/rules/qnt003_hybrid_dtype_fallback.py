@@ -32,7 +32,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from logscope.model import ParsedLog
-from logscope.rules._common import grouped, messages_in
+from logscope.rules._common import columns, message_groups
 from logscope.rules.finding import Finding, Severity
 
 CODE = "QNT003"
@@ -52,10 +52,12 @@ OPTIONS = Options
 
 
 def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
-    for build_index, rows in grouped(messages_in(log, ["hybrid-dtype"])):
-        lines = tuple(int(v) for v in rows["line"])
+    messages = columns(log.frames["messages"])
+    for build_index, positions in message_groups(log, ["hybrid-dtype"]):
+        line_col, text_col = messages["line"], messages["message"]
+        lines = tuple(int(line_col[p]) for p in positions)
         tensors: list[str] = []
-        for text in rows["message"]:
+        for text in (text_col[p] for p in positions):
             match = _TENSOR.search(str(text))
             if match:
                 name = match.group(1) or match.group(2)
@@ -68,7 +70,7 @@ def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
             line=lines[0],
             lines=lines,
             subject=tensors[0] if tensors else "hybrid dtype",
-            evidence={"tensors": tensors, "messages": len(rows)},
+            evidence={"tensors": tensors, "messages": len(positions)},
             hint="if unintended, give these tensors quantisation parameters (hybrid quantisation config) or "
             "make the calibration data reach them",
             build_index=build_index,

@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from logscope.model import ParsedLog
-from logscope.rules._common import as_int, as_str, first_line, messages_in
+from logscope.rules._common import Row, as_int, as_str, columns, first_line, message_positions
 from logscope.rules.finding import Finding, Severity
 
 CODE = "VER001"
@@ -112,27 +112,29 @@ def versions_of(log: ParsedLog, blocks: set[str] | None = None) -> dict[str, tup
     build's board-side columns are added to `blocks`: their line is the version block's first line."""
     blocks = set() if blocks is None else blocks
     found: dict[str, tuple[str, int | None]] = {}
-    messages = log.frames["messages"].sort_values("line")
+    messages = columns(log.frames["messages"])
     # Two columns, not a tuple of every column per message; a role found is not searched for again.
     missing = dict(PATTERNS)
-    for message, line in zip(list(messages["message"]), list(messages["line"]), strict=True):
+    message_col, line_col = messages["message"], messages["line"]
+    for position in messages.line_order():
         if not missing:
             break
-        text = str(message)
+        line = line_col[position]
+        text = str(message_col[position])
         for role, pattern in list(missing.items()):
             match = pattern.search(text)
             if match:
                 found[role] = (match.group(1), as_int(line) or 0)
                 del missing[role]
-    builds = log.frames["builds"]
-    for build in builds.to_dict("records"):
-        version = as_str(build.get("toolkit_version"))
+    builds = columns(log.frames["builds"])
+    for position in range(len(builds)):
+        version = as_str(builds.get("toolkit_version", position))
         if version and "script_toolkit" not in found:
-            found["script_toolkit"] = (version, as_int(build.get("start_line")))
+            found["script_toolkit"] = (version, as_int(builds.get("start_line", position)))
         for role, column in BUILD_COLUMNS.items():
-            value = as_str(build.get(column))
+            value = as_str(builds.get(column, position))
             if value and role not in found:
-                found[role] = (value, as_int(build.get(LINE_COLUMNS[role])))
+                found[role] = (value, as_int(builds.get(LINE_COLUMNS[role], position)))
                 blocks.add(role)
     return found
 
@@ -148,8 +150,8 @@ def _at(role: str, found: tuple[str, int | None], block: bool = False) -> str:
 
 def _label(role: str, log: ParsedLog) -> str:
     if role == "script_toolkit":
-        products = log.frames["builds"]["toolkit_product"].dropna()
-        return str(products.iloc[0]) if len(products) else "toolkit"
+        products = [v for v in columns(log.frames["builds"])["toolkit_product"] if as_str(v) is not None]
+        return str(products[0]) if products else "toolkit"
     return LABELS[role]
 
 
@@ -186,17 +188,19 @@ def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
 
     evidence_versions: dict[str, Any] = {k: {"version": v, "line": line} for k, (v, line) in versions.items()}
     mismatches = list(_pairs(versions))
-    rejected = messages_in(log, ["model-version-mismatch"])
+    messages = columns(log.frames["messages"])
+    message_col = messages["message"]
+    rejected = message_positions(log, ["model-version-mismatch"])
     # Only an explicit version rejection is a version mismatch by itself; a size inconsistency
     # (`rknn model is too small` [17], `exportDataSize large then model size` [36]) can as well be a
     # truncated file or a wrong load flag, so it counts here only next to a visible version mismatch
     # (BLD001 reports the failed load either way).
-    explicit = rejected["message"].fillna("").str.contains(_VERSION_REJECTED)
-    if not explicit.any() and not mismatches:
-        rejected = rejected.iloc[0:0]
-    if len(rejected):
-        lines = tuple(int(v) for v in rejected["line"])
-        texts = [first_line(t) for t in rejected["message"]]
+    explicit = any(_VERSION_REJECTED.search(as_str(message_col[p]) or "") for p in rejected)
+    if not explicit and not mismatches:
+        rejected = []
+    if rejected:
+        lines = tuple(int(messages["line"][p]) for p in rejected)
+        texts = [first_line(message_col[p]) for p in rejected]
         message = f"the runtime rejected the model file (line {lines[0]}): {texts[0]!r}"
         for older, newer, _why in mismatches:
             message += f"; {_label(older, log)} {at(older)} vs {_label(newer, log)} {at(newer)}"
@@ -213,7 +217,7 @@ def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
             hint="convert the model with the RKNN-Toolkit2 release that matches the board's librknnrt (or "
             "update librknnrt), and check the file was copied whole",
             severity=Severity.error,
-            build_index=as_int(rejected.iloc[0]["build_index"]),
+            build_index=as_int(messages["build_index"][rejected[0]]),
         )
     else:
         for older, newer, why in mismatches:
@@ -227,10 +231,11 @@ def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
                 hint="install librknnrt/rknn_server from the same RKNN-Toolkit2 release as the PC toolkit, or "
                 "convert with the toolkit matching the board",
             )
-    for row in log.frames["messages"].itertuples(index=False):
-        match = _TOO_LOW.search(str(row.message))
+    for position, text in enumerate(message_col):
+        match = _TOO_LOW.search(str(text))
         if not match:
             continue
+        row = Row(messages, position)
         current = versions.get("driver")
         line = as_int(row.line) or 0
         yield Finding(

@@ -1,0 +1,160 @@
+"""The rules' shared per-frame columns (`logscope.rules._common.Columns`): the same rows, order and cell
+values the pandas calls they replace gave, and never a stale answer for a frame changed between runs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from logscope.frames import empty_frame
+from logscope.model import ParsedLog
+from logscope.rules import Config, run_rules
+from logscope.rules._common import (
+    Columns,
+    columns,
+    forget_frames,
+    grouped,
+    message_groups,
+    message_positions,
+    messages_in,
+)
+
+
+def _frame() -> pd.DataFrame:
+    # Builds out of order, a row outside any build, lines out of order within a build, a missing
+    # line, missing strings.
+    return pd.DataFrame(
+        {
+            "build_index": pd.array([2, None, 1, 2, 1, None, 2], dtype="Int64"),
+            "line": pd.array([50, 30, 90, 10, 20, 40, None], dtype="Int64"),
+            "op_type": pd.array(["Conv", None, "Relu", "conv", "Conv", "Relu", "Add"], dtype="string"),
+            "size_bytes": pd.array([1, 2, None, 4, 5, 6, 7], dtype="Int64"),
+            "rw_kb": pd.array([1.5, None, 2.0, 3.0, 4.0, 5.0, 6.0], dtype="Float64"),
+        }
+    )
+
+
+def test_builds_match_pandas_groupby_order():
+    frame = _frame()
+    cols = Columns(frame)
+    expected = {key: list(rows.index) for key, rows in grouped(frame)}
+    assert cols.builds() == expected
+    assert list(cols.builds()) == [1, 2, None]
+
+
+def test_by_line_and_ordered_match_sort_values():
+    frame = _frame()
+    cols = Columns(frame)
+    expected = {key: list(rows.sort_values("line", kind="stable").index) for key, rows in grouped(frame)}
+    assert cols.by_line() == expected
+    assert cols.ordered().tolist() == [p for rows in expected.values() for p in rows]
+    assert cols.line_order() == list(frame.sort_values("line", kind="stable").index)
+
+
+@pytest.mark.parametrize(
+    ("values", "keys"),
+    [([3, 3, 3], [3]), ([None, None], [None]), ([7, None, 2, 7], [2, 7, None]), ([], [])],
+)
+def test_build_codes_count_up_in_build_order(values, keys):
+    frame = pd.DataFrame({"build_index": pd.array(values, dtype="Int64")})
+    codes, found = Columns(frame).build_codes()
+    assert found == keys
+    assert [found[c] for c in codes.tolist()] == [None if v is None else v for v in values]
+
+
+def test_cells_are_what_tolist_gives():
+    frame = _frame()
+    cols = Columns(frame)
+    for name in frame.columns:
+        listed = frame[name].tolist()
+        assert [type(v) for v in cols[name]] == [type(v) for v in listed]
+        assert str(cols[name]) == str(listed)
+        assert str(cols.take(name, [6, 0])) == str([listed[6], listed[0]])
+    codes, values = cols.codes("op_type")
+    assert [values[c] if c >= 0 else None for c in codes.tolist()] == [
+        None if v is pd.NA else v for v in frame["op_type"].tolist()
+    ]
+    assert cols.flags("op_type", lambda v: v.lower() == "conv").tolist() == [
+        True,
+        False,
+        False,
+        True,
+        True,
+        False,
+        False,
+    ]
+    assert cols.ints("size_bytes", missing=-1).tolist() == [1, 2, -1, 4, 5, 6, 7]
+    assert cols.missing("line").tolist() == [False] * 6 + [True]
+
+
+def test_one_cell_of_a_small_frame_has_the_type_tolist_gives():
+    frame = _frame().iloc[:3].reset_index(drop=True)  # few rows: read cell by cell
+    cols = Columns(frame)
+    for name in frame.columns:
+        for position, listed in enumerate(frame[name].tolist()):
+            cell = cols.cell(name, position)
+            assert type(cell) is type(listed)
+            assert str(cell) == str(listed)
+    picked = cols.pick([2], ["op_type", "line"])
+    assert (picked[0].op_type, picked[0].line) == ("Relu", 90)
+
+
+def test_messages_as_positions_are_messages_in():
+    messages = pd.DataFrame(
+        {
+            "build_index": pd.array([0, 1, 0, None, 1], dtype="Int64"),
+            "line": pd.array([9, 3, 1, 5, 7], dtype="Int64"),
+            "category": pd.array(["a", "b", None, "a", "a"], dtype="string"),
+            "message": pd.array(["x", "y", "z", "w", "v"], dtype="string"),
+        }
+    )
+    log = ParsedLog(source="m.log", kind="rknn-build", frames={"messages": messages}, line_counts={})
+    for categories in (["a"], ["a", "b"], ["c"]):
+        frame = messages_in(log, categories)
+        assert message_positions(log, categories) == list(frame.index)
+        assert [(b, rows) for b, rows in message_groups(log, categories)] == [
+            (b, list(rows.index)) for b, rows in grouped(frame)
+        ]
+
+
+def test_a_frame_changed_between_runs_is_read_afresh():
+    log = ParsedLog(source="x.log", kind="rknn-build", frames={}, line_counts={})
+    layers = empty_frame("layers")
+    layers = pd.concat(
+        [
+            layers,
+            pd.DataFrame(
+                {
+                    "build_index": pd.array([0, 0, 0], dtype="Int64"),
+                    "layer_id": pd.array([0, 1, 2], dtype="Int64"),
+                    "op_type": pd.array(["Conv", "Acos", "Conv"], dtype="string"),
+                    "target": pd.array(["NPU", "NPU", "NPU"], dtype="string"),
+                    "full_name": pd.array(["a", "b", "c"], dtype="string"),
+                    "line": pd.array([1, 2, 3], dtype="Int64"),
+                }
+            ),
+        ],
+        ignore_index=True,
+    ).astype(layers.dtypes.to_dict())
+    log.frames["layers"] = layers
+    select = Config(select=("NPU001",))
+    assert run_rules(log, select) == []
+    assert columns(layers).frame is layers
+    # The same frame object, changed in place: the next run must see the CPU layer.
+    layers.loc[1, "target"] = "CPU"
+    findings = run_rules(log, select)
+    assert [f.code for f in findings] == ["NPU001"]
+    assert "layer 1 Acos" in findings[0].message
+
+
+def test_the_engine_leaves_no_frame_cached():
+    frame = _frame()
+    columns(frame)
+    log = ParsedLog(source="x.log", kind="rknn-build", frames={}, line_counts={})
+    run_rules(log, Config())
+    from logscope.rules import _common
+
+    assert _common._COLUMNS == [] and _common._SPLITS == [] and _common._CATEGORIES == []
+    forget_frames()
+    assert np.array_equal(Columns(frame).ordered(), columns(frame).ordered())
