@@ -72,7 +72,8 @@ class ParsedLog:
 
     def __post_init__(self) -> None:
         for name in SCHEMAS:
-            self.frames.setdefault(name, empty_frame(name))
+            if name not in self.frames:  # not setdefault: that would build every empty frame first
+                self.frames[name] = empty_frame(name)
 
     def frame(self, name: str) -> pd.DataFrame:
         return self.frames[name]
@@ -312,6 +313,12 @@ def _perf_summary(
 ) -> dict[str, Any] | None:
     """Totals of a build's perf table (as printed, with their lines), its slowest layers, and the op
     types of its ranking table as printed: the first five rows and every row with CPU time."""
+    if (
+        build_index is None
+        or build_index is pd.NA
+        or all(build_index not in rows for rows in by_build.values())
+    ):
+        return None  # no perf rows in this build (most builds): slicing three frames per build cost more
     perf = _of_build(frames["perf"], by_build["perf"], build_index)
     totals = _of_build(frames["perf_totals"], by_build["perf_totals"], build_index)
     ranking = _of_build(frames["perf_ranking"], by_build["perf_ranking"], build_index)
