@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from logscope.figures import DERIVED_KEYS as _FIGURE_DERIVED_KEYS
@@ -361,24 +362,30 @@ def _perf_summary(
 
 
 def _counts_by_build(frames: dict[str, pd.DataFrame]) -> dict[Any, dict[str, int]]:
+    """Rows per build of each counted frame (of a kind: `table == "feature"`), counted on numpy
+    arrays: a mask and a groupby per count were two thirds of the summary of a one-build log."""
     out: dict[Any, dict[str, int]] = {}
 
-    def bump(frame: pd.DataFrame, key: str, mask: Any = None) -> None:
-        sel = frame if mask is None else frame[mask]
-        for idx, n in sel.groupby("build_index", dropna=True).size().items():
-            out.setdefault(idx, _zero_counts())[key] = int(n)
+    def bump(frame: pd.DataFrame, key: str, column: str | None = None, value: str | None = None) -> None:
+        builds = frame["build_index"]
+        rows = builds.notna().to_numpy(dtype=bool)
+        if column is not None:
+            rows &= frame[column].to_numpy(dtype=object, na_value=None) == value  # type: ignore[call-overload]
+        indexes, sizes = np.unique(builds.to_numpy(dtype="int64", na_value=0)[rows], return_counts=True)
+        for idx, n in zip(indexes.tolist(), sizes.tolist(), strict=True):
+            out.setdefault(idx, _zero_counts())[key] = n
 
     tensors, messages = frames["tensors"], frames["messages"]
     bump(frames["layers"], "layers")
-    bump(tensors, "feature_tensors", tensors["table"] == "feature")
-    bump(tensors, "const_tensors", tensors["table"] == "const")
+    bump(tensors, "feature_tensors", "table", "feature")
+    bump(tensors, "const_tensors", "table", "const")
     bump(frames["fusions"], "fusions")
-    bump(messages, "warnings", messages["level"] == "W")
-    bump(messages, "errors", messages["level"] == "E")
+    bump(messages, "warnings", "level", "W")
+    bump(messages, "errors", "level", "E")
     allocations = frames["allocations"]
     bump(frames["perf"], "perf_layers")
-    bump(allocations, "allocations", allocations["status"] == "allocated")
-    bump(allocations, "failed_allocations", allocations["status"] == "failed")
+    bump(allocations, "allocations", "status", "allocated")
+    bump(allocations, "failed_allocations", "status", "failed")
     bump(frames["tensor_attrs"], "tensor_attrs")
     return out
 

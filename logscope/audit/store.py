@@ -25,6 +25,7 @@ DuckDB never installs or loads an extension on its own here (no network access, 
 
 from __future__ import annotations
 
+import functools
 import os
 import stat
 from collections.abc import Iterable, Mapping, Sequence
@@ -137,7 +138,13 @@ def table_columns() -> dict[str, dict[str, str]]:
 
 
 def arrow_schema(columns: Mapping[str, str]) -> pa.Schema:
-    return pa.schema([(name, _ARROW_TYPES[sql]) for name, sql in columns.items()])
+    return _arrow_schema(tuple(columns.items()))
+
+
+@functools.cache
+def _arrow_schema(columns: tuple[tuple[str, str], ...]) -> pa.Schema:
+    # Built once per column list (schemas are immutable): a file's tables asked for eight of them.
+    return pa.schema([(name, _ARROW_TYPES[sql]) for name, sql in columns])
 
 
 # The memory figures of logscope.figures that the memory frame holds, in the table's order.
