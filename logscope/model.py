@@ -370,7 +370,7 @@ def _counts_by_build(frames: dict[str, pd.DataFrame]) -> dict[Any, dict[str, int
         builds = frame["build_index"]
         rows = builds.notna().to_numpy(dtype=bool)
         if column is not None:
-            rows &= frame[column].to_numpy(dtype=object, na_value=None) == value  # type: ignore[call-overload]
+            rows = rows & (frame[column].to_numpy(dtype=object, na_value=None) == value)  # type: ignore[call-overload]
         indexes, sizes = np.unique(builds.to_numpy(dtype="int64", na_value=0)[rows], return_counts=True)
         for idx, n in zip(indexes.tolist(), sizes.tolist(), strict=True):
             out.setdefault(idx, _zero_counts())[key] = n
