@@ -116,8 +116,8 @@ def test_sparse_and_binary_files_are_refused_before_reading(tmp_path: Path) -> N
     _variant(logs / "good.log", "good")
     with open(logs / "sparse.log", "wb") as fh:  # 3 GB of holes: no disk, but 3 GB to read
         fh.truncate(3 * 1024**3)
-    with open(logs / "holes.log", "wb") as fh:  # under the cap: refused as binary from its first block
-        fh.truncate(1024**3)
+    with open(logs / "holes.log", "wb") as fh:  # under the cap: hashed, then refused as binary from its
+        fh.truncate(64 * 1024**2)  # first block (the size only costs the hash)
     (logs / "model.log").write_bytes(b"\x08\x07\x12\x00ONNX" + os.urandom(1 << 20))
     report = _audit(logs, "--db", tmp_path / "a.duckdb")
     assert report["statuses"] == {"ok": 1, "rejected": 2} and report["skipped"] == 1
