@@ -325,3 +325,42 @@ def test_frames_are_built_on_first_use_from_the_same_rows():
     assert (pool.first_line, pool.last_line) == (int(pool.rows["line"].min()), int(pool.rows["line"].max()))
     assert pool.row_positions == [int(i) for i in pool.rows.index]
     assert pool.rows is pool.rows and pool.steps is pool.steps  # built once
+
+
+def test_the_busiest_step_without_the_sweep_is_the_sweeps_on_random_tables():
+    """The pool finds its lower-bound step by judging steps in order of their plain live sum (a cap on
+    the bound) and stops early; on random tables (tensors listed twice, aliased ranges, rows without a
+    consumer, rows out of line order, rows outside a printed total, End below Start) it is the first
+    step of the full sweep's largest bound, and the rows the rules read are the `rows` frame's."""
+    import random
+
+    rng = random.Random(2026)
+    early = 0
+    for case in range(300):
+        rows = []
+        for line in rng.sample(range(1, 200), rng.randint(1, 30)):
+            start = rng.choice([0, 64, 128, 256, 512]) + rng.randint(0, 3) * 16
+            end = start + rng.choice([16, 32, 64, 128])
+            if rng.random() < 0.03:  # a mangled row: End below Start
+                end = start - 8
+            op = None if rng.random() < 0.1 else rng.randint(1, 25)
+            rows.append((op, rng.choice("abcdefgh") if rng.random() < 0.7 else f"t{line}", start, end, line))
+        if rng.random() < 0.3 and len(rows) > 1:  # a tensor listed again for another consumer
+            op, name, start, end, line = rows[0]
+            rows.append((rng.randint(1, 25), name, start, end, 300 + case % 50))
+        frames = frames_of(rows, rng.choice([None, None, 400, 700]))
+        pool = feature_pool(frames, 0)
+        assert pool is not None
+        resident = pool.resident_rows()
+        assert resident.line == [int(v) for v in pool.rows["line"]], case
+        assert resident.name == pool.rows["name"].fillna("").tolist(), case
+        assert resident.position == pool.row_positions, case
+        steps = pool.steps
+        if steps.empty:
+            assert pool.lower_bound_step is None and pool.lower_bound_bytes is None, case
+            continue
+        bounds = [int(v) for v in steps["lower_bound_bytes"]]
+        expected_step = int(steps["step"].iloc[bounds.index(max(bounds))])
+        assert (pool.lower_bound_bytes, pool.lower_bound_step) == (max(bounds), expected_step), case
+        early += len(steps) > 3
+    assert early > 100  # many tables had steps to skip

@@ -73,12 +73,16 @@ Why this lower bound
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from itertools import compress
+from operator import not_
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from logscope.analysis import MAX_OP_INDEX
 
@@ -88,17 +92,23 @@ _STEP_COLUMNS = ("step", "occupied_bytes", "lower_bound_bytes", "high_water_byte
 class FeaturePool:
     """The feature-map pool of one build (see the module docstring for every definition).
 
-    The figures are computed from plain lists when the pool is built; the frames (`rows`, `outside`,
-    `tensors`, `outside_tensors`, `steps`) are built on first use, from the same rows: the rules read
-    the figures of every build, the plots and the report the frames of one.
+    The figures are computed from plain lists and int64 arrays when the pool is built; the frames
+    (`rows`, `outside`, `tensors`, `outside_tensors`, `steps`) are built on first use, from the same
+    rows: the rules read the figures of every build, the plots and the report the frames of one. The
+    per-step sweep too waits for `steps` or `occupied_peak_*`: the lower bound's step is found without
+    it (`_peak_bound_step`), its figures equal to the sweep's (tests/test_pool.py checks both on random
+    tables). Every CI log and every build of a 500-build log pays this, so no pandas call is made per
+    build and no Python object per tensor is built unless a frame or a finding needs it.
     """
 
     __slots__ = (
         "_frames",
+        "_lists",
         "_outside",
         "_resident",
         "_source",
         "_steps",
+        "_timed",
         "build_index",
         "first_line",
         "internal_bytes",
@@ -110,8 +120,6 @@ class FeaturePool:
         "lower_bound_step",
         "lower_bound_tensors",
         "matches_total",
-        "occupied_peak_bytes",
-        "occupied_peak_step",
         "outside_lines",
         "row_count",
         "span_bytes",
@@ -131,8 +139,6 @@ class FeaturePool:
     lower_bound_tensors: tuple[str, ...]
     lower_bound_lines: tuple[int, ...]  # the rows of those tensors
     lower_bound_ops: tuple[int, ...]  # the operators consuming them (the IDs that make them live)
-    occupied_peak_bytes: int | None
-    occupied_peak_step: int | None
     row_count: int  # resident rows (`len(rows)`)
     first_line: int  # first line of the resident rows
     last_line: int  # last line of the resident rows
@@ -147,18 +153,16 @@ class FeaturePool:
         internal: int | None,
         internal_line: int | None,
     ) -> None:
-        resident = [i for i in rows.order if rows.resident[i]]
-        outside = [i for i in rows.order if not rows.resident[i]]
+        if all(rows.resident):
+            resident, outside = rows.order, []
+        else:
+            resident = list(compress(rows.order, map(rows.resident.__getitem__, rows.order)))
+            outside = [i for i in rows.order if not rows.resident[i]]
+        in_order = resident == list(range(len(rows.line)))  # every row resident, in line order
         start, span = extent.start_offset, extent.span_bytes
-        tensors = _tensor_lists(rows, resident)
-        steps = _step_lists(tensors, start)
-        bound = _bound(tensors, steps)
-        occupied_peak: tuple[int | None, int | None] = (None, None)
-        if steps["step"]:
-            occupied = steps["occupied_bytes"]
-            position = occupied.index(max(occupied))
-            occupied_peak = (occupied[position], steps["step"][position])
-        lines = [rows.line[i] for i in resident]
+        timeline = _timeline(_TensorTable(rows, resident))
+        bound = _bound(timeline, _peak_bound_step(timeline, start))
+        lines = rows.line if in_order else list(map(rows.line.__getitem__, resident))
         self.build_index = build_index
         self.start_offset = start
         self.span_bytes = span
@@ -173,14 +177,15 @@ class FeaturePool:
             self.lower_bound_lines,
             self.lower_bound_ops,
         ) = bound
-        self.occupied_peak_bytes, self.occupied_peak_step = occupied_peak
         self.row_count = len(resident)
         self.first_line, self.last_line = min(lines), max(lines)
         self.outside_lines = tuple(rows.line[i] for i in outside)
         self._source = source
-        self._resident = [rows.position[i] for i in resident]
+        self._resident = rows.position if in_order else list(map(rows.position.__getitem__, resident))
         self._outside = [rows.position[i] for i in outside]
-        self._steps = steps
+        self._lists = (rows, resident)
+        self._timed = timeline
+        self._steps: dict[str, list[int]] | None = None
         self._frames: dict[str, pd.DataFrame] = {}
 
     def _frame(self, name: str) -> pd.DataFrame:
@@ -195,9 +200,44 @@ class FeaturePool:
             elif name == "outside_tensors":
                 frame = _tensors(self.outside)
             else:
-                frame = pd.DataFrame({c: pd.array(v, dtype="Int64") for c, v in self._steps.items()})
+                frame = pd.DataFrame({c: pd.array(v, dtype="Int64") for c, v in self._step_columns().items()})
             self._frames[name] = frame
         return frame
+
+    def _step_columns(self) -> dict[str, list[int]]:
+        """The per-step columns (`steps`), swept on first use: the rules need only the busiest step."""
+        if self._steps is None:
+            self._steps = _step_lists(self._timed.tensors(), self.start_offset)
+        return self._steps
+
+    @property
+    def occupied_peak_bytes(self) -> int | None:
+        """The largest `occupied_bytes` over the steps (None without steps)."""
+        return self._occupied_peak()[0]
+
+    @property
+    def occupied_peak_step(self) -> int | None:
+        """The first step that reaches `occupied_peak_bytes`."""
+        return self._occupied_peak()[1]
+
+    def _occupied_peak(self) -> tuple[int | None, int | None]:
+        steps = self._step_columns()
+        if not steps["step"]:
+            return None, None
+        occupied = steps["occupied_bytes"]
+        position = occupied.index(max(occupied))
+        return occupied[position], steps["step"][position]
+
+    def resident_rows(self) -> ResidentRows:
+        """The resident rows' cells as plain lists, line order: what `rows` holds (name "" when
+        missing), without building the frame (a rule that reads every build's rows pays no pandas).
+        The lists may be the pool's own: read them, never change them."""
+        rows, members = self._lists
+        if members == list(range(len(rows.name))):  # every row resident, frame order is line order
+            return ResidentRows(rows.position, rows.name, rows.start, rows.end, rows.size, rows.line)
+        ints = (rows.position, rows.start, rows.end, rows.size, rows.line)
+        position, start, end, size, line = (list(map(column.__getitem__, members)) for column in ints)
+        return ResidentRows(position, list(map(rows.name.__getitem__, members)), start, end, size, line)
 
     @property
     def row_positions(self) -> list[int]:
@@ -287,13 +327,16 @@ def usable_feature_rows(tensors: pd.DataFrame) -> pd.DataFrame:
 
 
 def _usable(tensors: pd.DataFrame) -> np.ndarray:
-    mask = (
-        (tensors["table"] == "feature")
-        & tensors["size_bytes"].notna()
-        & tensors["start_offset"].notna()
-        & tensors["end_offset"].notna()
-    )
-    return mask.to_numpy(dtype=bool, na_value=False)
+    """Feature rows with Start, End and Size known (`isna` of the arrays: no Series per test)."""
+    table = tensors["table"]
+    if isinstance(table.dtype, pd.StringDtype) and table.dtype.storage == "pyarrow":
+        feature = pc.fill_null(pc.equal(pa.array(table.array), "feature"), False)
+        mask = np.asarray(feature.to_numpy(zero_copy_only=False), dtype=bool)
+    else:
+        mask = (table == "feature").to_numpy(dtype=bool, na_value=False)
+    for name in ("size_bytes", "start_offset", "end_offset"):
+        mask &= ~np.asarray(tensors[name].array.isna(), dtype=bool)
+    return mask
 
 
 @dataclass(frozen=True)
@@ -319,6 +362,25 @@ class _Rows:
     size: list[int]
     line: list[int]
     op_id: list[int | None]
+    # The same as int64 arrays, for the per-tensor arithmetic: ID (0 where missing) and whether known.
+    start_array: np.ndarray
+    end_array: np.ndarray
+    op_array: np.ndarray
+    op_known: np.ndarray
+    # (name, Start, End) of each row, and each key's first resident row (frame order): one tensor per key.
+    keys: list[tuple[str, int, int]]
+    first_row: dict[tuple[str, int, int], int]
+
+
+class ResidentRows(NamedTuple):
+    """A pool's resident rows as plain lists, line order (`FeaturePool.resident_rows`)."""
+
+    position: list[int]  # row position in the tensors frame
+    name: list[str]  # "" for a missing name
+    start: list[int]
+    end: list[int]
+    size: list[int]
+    line: list[int]
 
 
 EXTENT_COLUMNS = ("start_offset", "span_bytes", "sum_bytes", "table_span_bytes")
@@ -338,24 +400,39 @@ def build_extents(
 
     The columns are read once into numpy arrays and plain lists; a log with hundreds of builds pays
     no pandas call per build. The resident test is computed in float64, as the figures always were.
+    The result of the last call is kept while the same frame object and the same printed totals are
+    passed again (the derived figures at parse time, then the rules' pools): nothing in it is mutable.
     """
+    cached = _EXTENTS.get("last")
+    if cached is not None and cached[0] is tensors and cached[1] == internals:
+        extents = cached[2]
+    else:
+        extents = list(_build_extents(tensors, internals))
+        _EXTENTS["last"] = (tensors, dict(internals), extents)  # one log at a time
+    for extent in extents:
+        if with_null_build or extent[0] is not None:
+            yield extent
+
+
+_EXTENTS: dict[str, tuple[pd.DataFrame, dict[int | None, Any], list[tuple[int | None, _Rows, _Extent]]]] = {}
+
+
+def _build_extents(
+    tensors: pd.DataFrame, internals: Mapping[int | None, tuple[int | None, int | None]]
+) -> Iterator[tuple[int | None, _Rows, _Extent]]:
     positions = np.flatnonzero(_usable(tensors))
     if not len(positions):
         return
     builds = tensors["build_index"].to_numpy(dtype="float64", na_value=np.nan)[positions]
     null = np.isnan(builds)
-    if not with_null_build:
-        positions, builds, null = positions[~null], builds[~null], null[~null]
-        if not len(positions):
-            return
 
     def column(name: str) -> np.ndarray:
         return tensors[name].to_numpy(dtype="int64", na_value=0)[positions]
 
     start, end, size, line = (column(c) for c in ("start_offset", "end_offset", "size_bytes", "line"))
-    op_known = tensors["op_id"].notna().to_numpy(dtype=bool)[positions]
+    op_known = ~tensors["op_id"].array.isna()[positions]
     op_id = column("op_id")
-    names = tensors["name"].to_numpy(dtype=object, na_value="")[positions]
+    names = text_cells(tensors["name"], positions)
     # Builds ascending, the null build last; the frame's row order inside a build.
     keys = np.where(null, np.inf, builds)
     order = np.argsort(keys, kind="stable")
@@ -374,35 +451,55 @@ def build_extents(
             resident = np.ones(len(group), dtype=bool)
         r_start = g_start[resident]
         pool_start = r_start.min()
-        g_names = names[group].tolist()
-        g_size = size[group]
-        # One tensor is one name at one address (listed once per consumer): counted once.
-        seen: set[tuple[str, int, int]] = set()
-        unique: list[int] = []
-        for i, key3 in enumerate(zip(g_names, g_start.tolist(), g_end.tolist(), strict=True)):
-            if resident[i] and key3 not in seen:
-                seen.add(key3)
-                unique.append(i)
+        g_names = list(map(names.__getitem__, group.tolist()))
+        starts, ends, sizes = g_start.tolist(), g_end.tolist(), size[group].tolist()
+        flags = resident.tolist()
+        # One tensor is one name at one address (listed once per consumer): counted once, at the size
+        # of its first row (a dict built backwards keeps each key's first row).
+        triples = list(zip(g_names, starts, ends, strict=True))
+        if all(flags):
+            first_row = dict(zip(reversed(triples), reversed(range(len(triples))), strict=True))
+        else:
+            first_row = dict(reversed(list(compress(zip(triples, range(len(triples)), strict=True), flags))))
         extent = _Extent(
             start_offset=int(pool_start),
             span_bytes=int(max_end - pool_start),
-            sum_bytes=int(g_size[unique].sum()),
+            sum_bytes=int(sum(map(sizes.__getitem__, first_row.values()))),
             table_span_bytes=int(max_end - min_start),
         )
         g_line = line[group]
-        known = op_known[group].tolist()
+        g_known = op_known[group]
+        g_op = op_id[group].tolist()
+        if not g_known.all():
+            g_op = [op if k else None for op, k in zip(g_op, g_known.tolist(), strict=True)]
         rows = _Rows(
             position=positions[group].tolist(),
             order=np.argsort(g_line, kind="stable").tolist(),
-            resident=resident.tolist(),
-            name=[str(n) for n in g_names],
-            start=g_start.tolist(),
-            end=g_end.tolist(),
-            size=g_size.tolist(),
+            resident=flags,
+            name=g_names,
+            start=starts,
+            end=ends,
+            size=sizes,
             line=g_line.tolist(),
-            op_id=[op if k else None for op, k in zip(op_id[group].tolist(), known, strict=True)],
+            op_id=g_op,
+            start_array=g_start,
+            end_array=g_end,
+            op_array=op_id[group],
+            op_known=g_known,
+            keys=triples,
+            first_row=first_row,
         )
         yield index, rows, extent
+
+
+def text_cells(column: pd.Series, positions: np.ndarray | list[int]) -> list[str]:
+    """The text cells at `positions` as str ("" when missing), read through Arrow when the column is
+    Arrow-backed: only the rows asked for become Python strings."""
+    if isinstance(column.dtype, pd.StringDtype) and column.dtype.storage == "pyarrow":
+        cells = pa.array(column.array).take(pa.array(positions)).to_pylist()
+    else:
+        cells = column.to_numpy(dtype=object)[positions].tolist()
+    return [c if type(c) is str else ("" if c is None or c is pd.NA or c != c else str(c)) for c in cells]
 
 
 def printed_internals(memory: pd.DataFrame | None) -> dict[int | None, tuple[int | None, int | None]]:
@@ -440,9 +537,9 @@ def _tensors(rows: pd.DataFrame) -> pd.DataFrame:
     return out.sort_values("line", kind="stable").reset_index(drop=True)
 
 
-@dataclass(frozen=True)
-class _Tensor:
-    """One resident tensor of `_tensors` as plain values: what the step sweep and the bound read."""
+class _Tensor(NamedTuple):
+    """One resident tensor of `_tensors` as plain values: what the step sweep and the bound read (a tuple:
+    a log has a thousand of them, built on every parse that runs the rules)."""
 
     name: str
     start: int
@@ -452,24 +549,84 @@ class _Tensor:
     lines: tuple[int, ...]
 
 
-def _tensor_lists(rows: _Rows, members: list[int]) -> list[_Tensor]:
-    """`_tensors` of the rows `members` (line order) as `_Tensor`s, in the frame's (line) order."""
-    groups: dict[tuple[str, int, int], list[int]] = {}
-    for i in members:
-        groups.setdefault((rows.name[i], rows.start[i], rows.end[i]), []).append(i)
-    out = [
-        _Tensor(
-            name=name,
-            start=start,
-            end=end,
-            line=rows.line[m[0]],
-            ops=tuple(sorted({op for i in m if (op := rows.op_id[i]) is not None})),
-            lines=tuple(rows.line[i] for i in m),
+class _TensorTable:
+    """The resident tensors of `_tensors` as the rows' columns: tensor i is the row `firsts[i]` (its
+    first row, line order), with the rows `later[firsts[i]]` when the table lists it again. `[i]` builds
+    its `_Tensor`; the pool builds only the few it reports (the step sweep, on first use, all of them)."""
+
+    __slots__ = ("_members", "_rows", "end", "firsts", "later", "line", "name", "op_id", "start")
+
+    def __init__(self, rows: _Rows, members: list[int]) -> None:
+        self._rows = rows
+        self._members: np.ndarray | None = None  # None: the rows in their own order
+        if members == list(range(len(rows.name))):
+            self.name, self.start, self.end = rows.name, rows.start, rows.end
+            self.line, self.op_id = rows.line, rows.op_id
+        else:
+            self._members = np.array(members, dtype=np.int64)
+            self.name = list(map(rows.name.__getitem__, members))
+            self.start = list(map(rows.start.__getitem__, members))
+            self.end = list(map(rows.end.__getitem__, members))
+            self.line = list(map(rows.line.__getitem__, members))
+            self.op_id = list(map(rows.op_id.__getitem__, members))
+        if self._members is None:  # every row resident, line order is frame order: the extent's keys
+            keys, first_row = rows.keys, rows.first_row
+        else:
+            keys = list(zip(self.name, self.start, self.end, strict=True))
+            # Each key's first row (a dict built backwards keeps the first): one hashing pass.
+            first_row = dict(zip(reversed(keys), reversed(range(len(keys))), strict=True))
+        self.later: dict[int, list[int]] = {}
+        self.firsts: Sequence[int] = range(len(keys))
+        if len(first_row) < len(keys):  # some rows repeat a tensor: first rows ascending, then the rest
+            self.firsts = sorted(first_row.values())
+            is_first = [False] * len(keys)
+            for i in self.firsts:
+                is_first[i] = True
+            for i in compress(range(len(keys)), map(not_, is_first)):
+                self.later.setdefault(first_row[keys[i]], []).append(i)
+
+    def __len__(self) -> int:
+        return len(self.firsts)
+
+    def __getitem__(self, i: int) -> _Tensor:
+        r = self.firsts[i]
+        rest = self.later.get(r)
+        if rest is None:
+            op = self.op_id[r]
+            return _Tensor(
+                self.name[r],
+                self.start[r],
+                self.end[r],
+                self.line[r],
+                () if op is None else (op,),
+                (self.line[r],),
+            )
+        m = [r, *rest]
+        ops = tuple(sorted({op for k in m if (op := self.op_id[k]) is not None}))
+        return _Tensor(
+            self.name[r], self.start[r], self.end[r], self.line[r], ops, tuple(self.line[k] for k in m)
         )
-        for (name, start, end), m in groups.items()
-    ]
-    # The first rows are in line order already; the frame's stable sort by line keeps this order.
-    return out
+
+    def columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Per tensor, int64 arrays: (min and max consumer ID, whether it has one, Start, End)."""
+        rows = self._rows
+        at = self._members
+        if self.later:
+            firsts = np.array(self.firsts, dtype=np.int64)
+            at = firsts if at is None else at[firsts]
+        low, known, start, end = (
+            a if at is None else a[at]
+            for a in (rows.op_array, rows.op_known, rows.start_array, rows.end_array)
+        )
+        high = low
+        if self.later:  # a tensor listed again: its IDs over all its rows
+            low, high, known = low.copy(), low.copy(), known.copy()
+            for r, rest in self.later.items():
+                ops = [op for k in (r, *rest) if (op := self.op_id[k]) is not None]
+                if ops:
+                    j = bisect.bisect_left(self.firsts, r)
+                    low[j], high[j], known[j] = min(ops), max(ops), True
+        return low, high, known, start, end
 
 
 def _timed(tensors: list[_Tensor]) -> list[_Tensor]:
@@ -477,6 +634,93 @@ def _timed(tensors: list[_Tensor]) -> list[_Tensor]:
     make the sweep run, and allocate, one step per id up to it, so such a tensor counts as untimed
     (as one without a consumer ID). A tensor lives from op_first = min(ops) - 1 to op_last = max(ops)."""
     return [t for t in tensors if t.ops and t.ops[-1] <= MAX_OP_INDEX and t.ops[0] - 1 >= -1]
+
+
+class _Timeline(NamedTuple):
+    """The timed tensors (`_timed`: `table[tensor_at[i]]` is the i-th) with their lifetimes and absolute
+    ranges as int64 arrays, read from the table's columns (no Python step per tensor)."""
+
+    table: _TensorTable
+    tensor_at: list[int]
+    first: np.ndarray  # op_first = min(ops) - 1
+    last: np.ndarray  # op_last = max(ops)
+    start: np.ndarray
+    end: np.ndarray
+
+    def tensor(self, i: int) -> _Tensor:
+        return self.table[self.tensor_at[i]]
+
+    def tensors(self) -> list[_Tensor]:
+        return [self.table[i] for i in self.tensor_at]
+
+
+def _timeline(table: _TensorTable) -> _Timeline:
+    """The timed tensors of `table` (those `_timed` keeps), in table order."""
+    low, high, known, start, end = table.columns()
+    keep = np.flatnonzero(known & (high <= MAX_OP_INDEX) & (low >= 0))
+    return _Timeline(table, keep.tolist(), low[keep] - 1, high[keep], start[keep], end[keep])
+
+
+class _NameKeys:
+    """`_name_keys` of the timed tensors, computed for the indexes asked (the steps judged are few)."""
+
+    __slots__ = ("_timeline",)
+
+    def __init__(self, timeline: _Timeline) -> None:
+        self._timeline = timeline
+
+    def __getitem__(self, i: int) -> str:
+        table = self._timeline.table
+        r = table.firsts[self._timeline.tensor_at[i]]
+        name = table.name[r]
+        return name if name else f"\0line {table.line[r]}"
+
+
+def _peak_bound_step(timeline: _Timeline, pool_start: int) -> int | None:
+    """The first step whose lower bound is the largest (the `lower_bound_step`), without sweeping
+    every step: the plain sum of Size over live(j) (a difference array) caps the bound at j when every
+    range has End >= Start (the bound takes a subset of live(j)), so the steps are judged by that sum,
+    largest first, and the judging stops at the first sum below the best bound found. On a chain
+    without aliasing the busiest step's sum is its bound and one step is judged; the full sweep (the
+    `steps` frame) waits for a plot or the report. None when no tensor is timed."""
+    first, last = timeline.first, timeline.last
+    if not timeline.tensor_at:
+        return None
+    weight = timeline.end - timeline.start
+    if (weight < 0).any():  # a negative Size: no cap, every step
+        steps = _step_lists(timeline.tensors(), pool_start)
+        bounds = steps["lower_bound_bytes"]
+        return steps["step"][bounds.index(max(bounds))]
+    # The bound is the same at any origin (differences and comparisons of offsets): absolute offsets.
+    start, end = timeline.start.tolist(), timeline.end.tolist()
+    names = cast(list[str], _NameKeys(timeline))
+    lo = int(first.min())
+    count = int(last.max()) - lo + 1
+    delta = np.zeros(count + 1, dtype=np.int64)
+    np.add.at(delta, first - lo, weight)
+    np.add.at(delta, last - lo + 1, -weight)
+    sums = np.cumsum(delta[:-1])
+    # The busiest sum first; then every step whose sum reaches the best bound found, largest sum first
+    # (equal sums in step order), until a sum falls below it.
+    top = int(sums.argmax())
+    best_step = lo + top
+    best = _step_figures(_live(timeline, best_step), start, end, names, True)[2]
+    judged = np.flatnonzero(sums >= best)
+    for k in judged[np.argsort(-sums[judged], kind="stable")].tolist():
+        if sums[k] < best:
+            break
+        if k == top:
+            continue
+        step = lo + k
+        bound = _step_figures(_live(timeline, step), start, end, names, True)[2]
+        if bound > best or (bound == best and step < best_step):
+            best, best_step = bound, step
+    return best_step
+
+
+def _live(timeline: _Timeline, step: int) -> list[int]:
+    """live(step): the indexes of the tensors with op_first <= step <= op_last, ascending."""
+    return np.flatnonzero((timeline.first <= step) & (timeline.last >= step)).tolist()
 
 
 def _step_lists(tensors: list[_Tensor], pool_start: int) -> dict[str, list[int]]:
@@ -538,23 +782,19 @@ def _step_figures(
 
 
 def _bound(
-    tensors: list[_Tensor], steps: Mapping[str, list[int]]
+    timeline: _Timeline, step: int | None
 ) -> tuple[int | None, int | None, tuple[str, ...], tuple[int, ...], tuple[int, ...]]:
-    """(bytes, step, names, row lines, consuming ops) of the largest per-step lower bound."""
-    if not steps["step"]:
+    """(bytes, step, names, row lines, consuming ops) of the lower bound at `step` (the busiest)."""
+    if step is None:
         return None, None, (), (), ()
-    bounds = steps["lower_bound_bytes"]
-    step = steps["step"][bounds.index(max(bounds))]
-    timed = _timed(tensors)
-    live = [i for i, t in enumerate(timed) if t.ops[0] - 1 <= step <= t.ops[-1]]
-    start = [t.start for t in timed]
-    end = [t.end for t in timed]
-    total, chosen = _disjoint_max(live, start, end, _name_keys(timed))
-    chosen = sorted(chosen, key=lambda i: timed[i].line)
-    names = tuple(timed[i].name for i in chosen)
-    lines = tuple(sorted({line for i in chosen for line in timed[i].lines}))
-    ops = tuple(sorted({op for i in chosen for op in timed[i].ops}))
-    return total, step, names, lines, ops
+    live = _live(timeline, step)
+    names = cast(list[str], _NameKeys(timeline))
+    total, chosen = _disjoint_max(live, timeline.start.tolist(), timeline.end.tolist(), names)
+    tensors = sorted((timeline.tensor(i) for i in chosen), key=lambda t: t.line)
+    names_out = tuple(t.name for t in tensors)
+    lines = tuple(sorted({line for t in tensors for line in t.lines}))
+    ops = tuple(sorted({op for t in tensors for op in t.ops}))
+    return total, step, names_out, lines, ops
 
 
 def _name_keys(tensors: list[_Tensor]) -> list[str]:

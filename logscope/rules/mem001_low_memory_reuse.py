@@ -55,8 +55,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from logscope.model import ParsedLog
-from logscope.rules._common import as_int, fmt_bytes, grouped, pct
-from logscope.rules._pool import feature_pool
+from logscope.rules._common import as_float, as_int, fmt_bytes, pct
+from logscope.rules._pool import cells_by_build, feature_pool
 from logscope.rules.finding import Finding, Severity
 
 CODE = "MEM001"
@@ -91,14 +91,15 @@ def _level(rate: float, options: Options, reachable: float | None) -> Severity |
 
 
 def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
-    for build_index, memory in grouped(log.frames["memory"]):
-        printed = memory["reuse_rate"].notna().to_numpy(dtype=bool)
-        if printed.any():
-            row = memory.iloc[int(printed.argmax())]  # the first row with a printed rate
-            rate = float(row["reuse_rate"])
+    memory = cells_by_build(log.frames["memory"], ("reuse_rate", "reuse_line", "source"))
+    for build_index in sorted(memory, key=lambda v: (v is None, v or 0)):
+        # The first row with a printed rate, if any.
+        printed = next((row for row in memory[build_index] if as_float(row[0]) is not None), None)
+        if printed is not None:
+            rate = float(printed[0])
             level = _level(rate, options, None)
             if level is not None:
-                line = as_int(row["reuse_line"])
+                line = as_int(printed[1])
                 yield Finding(
                     message=f"memory reuse rate {pct(rate)} (printed, line {line}) is below "
                     f"{pct(options.error_below if level is Severity.error else options.warn_below, 0)}",
@@ -107,7 +108,7 @@ def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
                     subject="feature-map pool",
                     evidence={
                         "reuse_rate": rate,
-                        "reuse_source": str(row["source"]),
+                        "reuse_source": str(printed[2]),
                         "reuse_line": line,
                         "warn_below": options.warn_below,
                         "error_below": options.error_below,

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from logscope.model import ParsedLog
 from logscope.rules._common import (
@@ -49,7 +50,7 @@ from logscope.rules._common import (
     provenance,
     rows_of_build,
 )
-from logscope.rules._pool import feature_pool
+from logscope.rules._pool import cells_by_build, feature_pool
 from logscope.rules.finding import Finding, Severity
 
 CODE = "MEM002"
@@ -69,14 +70,13 @@ OPTIONS = Options
 HINT = "reduce the input size, split the model, or reorder wide layers so fewer large maps are live at once"
 
 
-def _activation(log: ParsedLog, build_index: int | None) -> tuple[int | None, int | None, str | None, str]:
-    """(bytes, line, peak layer, source) of the build's printed activation figure."""
-    memory = rows_of_build(log.frames["memory"], build_index)
-    # The five columns read, not a tuple of the memory frame's ~45 columns per row.
-    columns = ("activation_bytes", "internal_bytes", "activation_line", "peak_layer", "source")
-    for activation, internal, line, peak_layer, source in zip(
-        *(list(memory[c]) for c in columns), strict=True
-    ):
+_MEMORY_COLUMNS = ("activation_bytes", "internal_bytes", "activation_line", "peak_layer", "source")
+
+
+def _activation(memory: list[tuple[Any, ...]]) -> tuple[int | None, int | None, str | None, str]:
+    """(bytes, line, peak layer, source) of the build's printed activation figure, from its memory rows
+    (`_MEMORY_COLUMNS`, frame order)."""
+    for activation, internal, line, peak_layer, source in memory:
         value = as_int(activation)
         if value is None:
             value = as_int(internal)
@@ -87,8 +87,9 @@ def _activation(log: ParsedLog, build_index: int | None) -> tuple[int | None, in
 
 def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
     warnings = messages_in(log, ["activation-peak"])
+    memory = cells_by_build(log.frames["memory"], _MEMORY_COLUMNS)
     for build_index in build_indices(log.frames["builds"], warnings):
-        value, value_line, peak_layer, source = _activation(log, build_index)
+        value, value_line, peak_layer, source = _activation(memory.get(build_index, []))
         pool = feature_pool(log, build_index)
         peak_ops = None
         if peak_layer is None and pool is not None and pool.lower_bound_step is not None:
@@ -104,8 +105,8 @@ def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
             "peak_layer": peak_layer,
             "peak_ops": peak_ops,
         }
-        own = rows_of_build(warnings, build_index)
-        if len(own):
+        own = rows_of_build(warnings, build_index) if len(warnings) else None
+        if own is not None and len(own):
             lines = tuple(int(v) for v in own["line"])
             text = first_line(own.iloc[0]["message"])
             message = f"the log warns the activation peak is over its limit (line {lines[0]}): {text!r}"

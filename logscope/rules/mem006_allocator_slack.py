@@ -45,8 +45,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from logscope.model import ParsedLog
-from logscope.rules._common import KiB, build_indices, fmt_bytes
-from logscope.rules._pool import feature_pool
+from logscope.rules._common import KiB, fmt_bytes
+from logscope.rules._pool import feature_pools
 from logscope.rules.finding import Finding, Severity
 
 CODE = "MEM006"
@@ -65,9 +65,8 @@ OPTIONS = Options
 
 
 def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
-    for build_index in build_indices(log.frames["tensors"]):
-        pool = feature_pool(log, build_index)
-        if pool is None or pool.matches_total is False or not pool.lower_bound_bytes:
+    for build_index, pool in feature_pools(log).items():  # builds ascending, rows outside any build last
+        if pool.matches_total is False or not pool.lower_bound_bytes:
             continue
         slack = pool.span_bytes - pool.lower_bound_bytes
         ratio = pool.span_bytes / pool.lower_bound_bytes

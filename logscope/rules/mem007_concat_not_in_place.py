@@ -58,15 +58,20 @@ Concat, so the finding is info.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import compress, repeat
 from typing import Any
 
+import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from logscope.model import ParsedLog
 from logscope.rules._common import KiB, as_int, as_str, fmt_bytes, parse_shape
-from logscope.rules._pool import FeaturePool, feature_pools
+from logscope.rules._pool import FeaturePool, feature_pools, text_cells
 from logscope.rules.finding import Finding, Severity
 
 CODE = "MEM007"
@@ -98,21 +103,39 @@ class _Layer:
 
 
 def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
+    pools = feature_pools(log)
+    if not pools:
+        return
     layers = _concat_layers(log.frames.get("layers"))
-    # Which builds have a Concat at all, from whole-frame columns: most have none, and their rows are
-    # then never turned into a frame (`FeaturePool.rows` is built on first use).
+    # Which builds have a Concat at all, from whole-frame columns read once: most have none, and their
+    # rows are then never read. A build's rows are the pool's plain lists, never a frame per build.
     tensors = log.frames["tensors"]
-    concat_user = tensors["user_op"].str.startswith("Concat").fillna(False).to_numpy(dtype=bool)
+    concat_user = _starts_with(tensors["user_op"], "Concat")
     op_ids = tensors["op_id"].to_numpy(dtype="int64", na_value=-1)
-    for build_index, pool in feature_pools(log).items():
+    for build_index, pool in pools.items():
         build_layers = layers.get(build_index, {})
         positions = pool.row_positions
-        ids = {int(v) for v in op_ids[positions]}
-        if not ({int(v) for v in op_ids[positions][concat_user[positions]]} | (set(build_layers) & ids)) - {
-            -1
-        }:
+        build_ids = op_ids[positions]
+        concat_ids = set(build_ids[concat_user[positions]].tolist())
+        if build_layers:
+            concat_ids |= set(build_layers).intersection(build_ids.tolist())
+        concat_ids.discard(-1)
+        if not concat_ids:
             continue
-        yield from _check_build(pool, build_layers, options)
+        # The shapes of this build's rows only (no Python string for the rest of the column).
+        shapes = [
+            s if " " not in s else "".join(s.split()) for s in text_cells(tensors["orig_shape"], positions)
+        ]
+        yield from _check_build(pool, build_layers, concat_ids, (build_ids, shapes), options)
+
+
+def _starts_with(column: pd.Series, prefix: str) -> np.ndarray:
+    """Per row: the cell starts with `prefix` (a missing cell does not). Arrow's kernel when the column
+    is Arrow-backed text (no Python string per row), else a comparison per cell."""
+    if len(column) and isinstance(column.dtype, pd.StringDtype) and column.dtype.storage == "pyarrow":
+        flags = pc.fill_null(pc.starts_with(pa.array(column.array), pattern=prefix), False)
+        return np.asarray(flags.to_numpy(zero_copy_only=False), dtype=bool)
+    return np.array([type(v) is str and v.startswith(prefix) for v in column.tolist()], dtype=bool)
 
 
 def _norm(text: Any) -> str | None:
@@ -125,9 +148,14 @@ def _concat_layers(layers: pd.DataFrame | None) -> dict[int | None, dict[int, _L
     out: dict[int | None, dict[int, _Layer]] = {}
     if layers is None or layers.empty:
         return out
-    concat = layers[layers["op_type"].str.startswith("Concat").fillna(False).astype(bool)]
+    positions = np.flatnonzero(_starts_with(layers["op_type"], "Concat"))
+    if not len(positions):
+        return out
     columns = ("build_index", "layer_id", "output_shape", "full_name", "line")
-    for build, layer_id, shape, full_name, line in zip(*(concat[c].tolist() for c in columns), strict=True):
+    # The arrays indexed at the Concat rows: a Series `take` per column costs more than the few cells.
+    for build, layer_id, shape, full_name, line in zip(
+        *(layers[c].array[positions].tolist() for c in columns), strict=True
+    ):
         key = as_int(layer_id)
         if key is not None:
             out.setdefault(as_int(build), {})[key] = _Layer(_norm(shape), as_str(full_name), as_int(line))
@@ -154,35 +182,32 @@ def _inferred_shapes(shapes: list[str | None]) -> set[str]:
     return out
 
 
-def _check_build(pool: FeaturePool, layers: dict[int, _Layer], options: Options) -> Iterator[Finding]:
-    rows = pool.rows
-    op_ids = rows["op_id"].to_numpy(dtype="int64", na_value=-1)
-    is_concat = rows["user_op"].str.startswith("Concat").fillna(False).to_numpy(dtype=bool)
-    concat_ids = {int(v) for v in op_ids[is_concat]} | (set(layers) & {int(v) for v in op_ids})
-    concat_ids.discard(-1)
-    if not concat_ids:
-        return
-    # Plain lists: a build has hundreds of rows and the benchmark log 71k; pandas per row is too slow.
-    lines = rows["line"].to_numpy(dtype="int64").tolist()
-    names = [
-        n if n else f"\0line {ln}" for n, ln in zip(rows["name"].fillna("").tolist(), lines, strict=True)
-    ]
-    shapes = [s if " " not in s else "".join(s.split()) for s in rows["orig_shape"].fillna("").tolist()]
-    starts = rows["start_offset"].to_numpy(dtype="int64").tolist()
-    ends = rows["end_offset"].to_numpy(dtype="int64").tolist()
-    sizes = rows["size_bytes"].to_numpy(dtype="int64").tolist()
-    ids = op_ids.tolist()
+def _check_build(
+    pool: FeaturePool,
+    layers: dict[int, _Layer],
+    concat_ids: set[int],
+    cells: tuple[np.ndarray, list[str]],
+    options: Options,
+) -> Iterator[Finding]:
+    """The findings of one build. Plain lists and whole-column numpy, C-level `map`/`zip`/`dict` where
+    a row is read: a build has hundreds of rows (the benchmark logs 71k over their builds), and every
+    build with a Concat pays this on every parse that runs the rules."""
+    ids, shapes = cells  # the rows' IDs (-1: none) and shapes, line order
+    rows = pool.resident_rows()
+    lines = rows.line
+    names = rows.name
+    if not all(names):  # an unnamed row is its own tensor
+        names = [n if n else f"\0line {ln}" for n, ln in zip(names, lines, strict=True)]
+    starts, ends, sizes = rows.start, rows.end, rows.size
 
-    first_consumer: dict[str, int] = {}
-    rows_of_name: dict[str, list[int]] = {}
+    # The first consumer of each name: rows by ID, largest first, so the smallest is written last.
+    consumed = np.flatnonzero(ids >= 0)
+    by_op = consumed[np.argsort(ids[consumed], kind="stable")[::-1]]
+    first_consumer = dict(zip(map(names.__getitem__, by_op.tolist()), ids[by_op].tolist(), strict=True))
+    first_row = dict(zip(reversed(names), reversed(range(len(names))), strict=True))
     inputs_of: dict[int, list[int]] = {}
-    for i, (name, op) in enumerate(zip(names, ids, strict=True)):
-        rows_of_name.setdefault(name, []).append(i)
-        if op >= 0:
-            if op < first_consumer.get(name, op + 1):
-                first_consumer[name] = op
-            if op in concat_ids:
-                inputs_of.setdefault(op, []).append(i)
+    for i, op in zip(*_rows_with_ids(ids, concat_ids), strict=True):
+        inputs_of.setdefault(op, []).append(i)
 
     wanted: dict[int, set[str]] = {}
     for k, members in inputs_of.items():
@@ -192,23 +217,46 @@ def _check_build(pool: FeaturePool, layers: dict[int, _Layer], options: Options)
         else:
             wanted[k] = _inferred_shapes([shapes[i] for i in members])
     needed = set().union(*wanted.values()) if wanted else set()
-    by_shape: dict[str, list[int]] = {}
-    for i, shape in enumerate(shapes):
-        if shape in needed and i == rows_of_name[names[i]][0] and names[i] in first_consumer:
-            by_shape.setdefault(shape, []).append(i)  # one entry per name: its first row
+    # The rows that can be a Concat's output (one per name: its first row, consumed), per shape by
+    # first consumer then line: whole-column numpy, as most rows of a generated log share a few shapes.
+    code_of = {shape: c for c, shape in enumerate(needed)}
+    codes = np.fromiter(map(code_of.get, shapes, repeat(-1)), dtype=np.int64, count=len(shapes))
+    consumer = np.fromiter(map(first_consumer.get, names, repeat(-1)), dtype=np.int64, count=len(names))
+    is_first = np.zeros(len(names), dtype=bool)
+    is_first[list(first_row.values())] = True
+    line_array = np.array(lines, dtype=np.int64)
+    candidates = np.flatnonzero((codes >= 0) & is_first & (consumer >= 0))
+    candidates = candidates[np.lexsort((line_array[candidates], consumer[candidates], codes[candidates]))]
+    by_shape: dict[str, tuple[list[int], list[int]]] = {}  # shape: (first consumers, rows), sorted
+    cut = np.flatnonzero(np.diff(codes[candidates])) + 1
+    for group in np.split(candidates, cut) if len(candidates) else ():
+        by_shape[shapes[int(group[0])]] = (consumer[group].tolist(), group.tolist())
+
+    def output_key(i: int) -> tuple[int, bool, int]:
+        """The output is chosen by: first consumer, then a name with "concat", then line."""
+        return first_consumer[names[i]], "concat" not in names[i].lower(), lines[i]
+
+    chosen: list[tuple[int, int]] = []
+    for k in sorted(inputs_of):
+        # Per shape, the rows first consumed soonest after k (all of that consumer), then the best.
+        best = []
+        for shape in wanted[k]:
+            if shape not in by_shape:
+                continue
+            fcs, shape_rows = by_shape[shape]
+            j = bisect.bisect_right(fcs, k)
+            if j < len(fcs):
+                best.append(min(shape_rows[j : bisect.bisect_right(fcs, fcs[j])], key=output_key))
+        if best:
+            chosen.append((k, min(best, key=output_key)))
+    out_names = {names[out] for _, out in chosen}
+    rows_of_name: dict[str, list[int]] = {}
+    for i in compress(range(len(names)), map(out_names.__contains__, names)):
+        rows_of_name.setdefault(names[i], []).append(i)
 
     found = []
-    for k in sorted(inputs_of):
+    for k, out in chosen:
         members = inputs_of[k]
-        candidates = [
-            i for shape in wanted[k] for i in by_shape.get(shape, ()) if first_consumer[names[i]] > k
-        ]
-        if not candidates:
-            continue
-        out = min(
-            candidates,
-            key=lambda i: (first_consumer[names[i]], "concat" not in names[i].lower(), lines[i]),
-        )
         out_rows = [i for i in rows_of_name[names[out]] if shapes[i] == shapes[out]]
         ranges = [(starts[i], ends[i]) for i in out_rows]
         apart = [i for i in members if not any(s <= starts[i] and ends[i] <= e for s, e in ranges)]
@@ -281,6 +329,12 @@ def _check_build(pool: FeaturePool, layers: dict[int, _Layer], options: Options)
             severity=Severity.warning if at_peak else None,
             build_index=pool.build_index,
         )
+
+
+def _rows_with_ids(ids: np.ndarray, wanted: set[int]) -> tuple[list[int], list[int]]:
+    """(row indexes, their IDs) of the rows whose ID is in `wanted`, row order."""
+    rows = np.flatnonzero(np.isin(ids, list(wanted)))
+    return rows.tolist(), ids[rows].tolist()
 
 
 def _union_bytes(ranges: list[tuple[int, int]]) -> int:
