@@ -340,29 +340,87 @@ def _failing_row_line(name: str, table: list[Any], columns: Sequence[str] | None
 
 def _build_frame(name: str, table: list[Any], columns: Sequence[str] | None) -> pd.DataFrame:
     schema = SCHEMAS[name]
-    values: dict[str, Sequence[Any]]
+    length = len(table)
+    values: Mapping[str, Sequence[Any]]
     if columns is None:
         # Dict rows straight into one list per column: no tuple per row and no transposed copy, which
         # for a million one-word message lines saved a third of the peak memory and of the time.
         values = {column: [row.get(column) for row in table] for column in schema}
     else:
         values = dict(zip(columns, zip(*table, strict=True), strict=True))
-    data = {
-        column: _typed_array(list(values.get(column, [None] * len(table))), dtype)
-        for column, dtype in schema.items()
-    }
-    return pd.DataFrame(data, columns=list(schema))
+    arrays = []
+    for column, dtype in schema.items():
+        given = values.get(column)
+        arrays.append(_missing_array(dtype, length) if given is None else _typed_array(given, dtype))
+    return _assemble(name, arrays, length)
+
+
+def replace_columns(name: str, frame: pd.DataFrame, columns: Mapping[str, Sequence[Any]]) -> pd.DataFrame:
+    """Frame `name` with the values of `columns` replaced, each typed as `build_frame` types it; the
+    other columns are shared with `frame` (pandas copies on write). The same frame as rebuilding every
+    row with `build_frame`, at the cost of the columns that change."""
+    schema = SCHEMAS[name]
+    out = frame.copy(deep=False)
+    for column, values in columns.items():
+        out[column] = _typed_array(values, schema[column])
+    return out
+
+
+def _assemble(name: str, arrays: list[Any], length: int) -> pd.DataFrame:
+    """The frame of `name` from one typed array per declared column, in order.
+
+    `DataFrame(dict)` checks and copies every column again (about 50 us a column, most of the cost of
+    the many small frames of a log: 220 frames of 20-40 columns in 20 CI logs); the arrays made here
+    are new, one-dimensional, of the declared length and writable (`_writable`), so they are handed to
+    pandas as they are."""
+    return pd.DataFrame._from_arrays(  # type: ignore[attr-defined]
+        arrays, columns=_column_index(name).copy(), index=pd.RangeIndex(length), verify_integrity=False
+    )
+
+
+@functools.cache
+def _column_index(name: str) -> pd.Index:
+    return pd.Index(list(SCHEMAS[name]))
 
 
 _INT64 = (-(2**63), 2**63 - 1)
 _ARROW_TYPES = {STR: pa.large_string(), INT: pa.int64(), FLT: pa.float64(), BOOL: pa.bool_()}
+_MASKED: dict[str, Any] = {
+    INT: pd.arrays.IntegerArray,
+    FLT: pd.arrays.FloatingArray,
+    BOOL: pd.arrays.BooleanArray,
+}
+_NUMPY_TYPES = {INT: np.int64, FLT: np.float64, BOOL: np.bool_}
+_STRING_DTYPE: Any = pd.api.types.pandas_dtype(STR)
 
 
-def _typed_array(values: list[Any], dtype: str) -> Any:
+def _wraps_arrow_strings() -> bool:
+    """Whether the declared string dtype is arrow-backed (pandas' default string storage when pyarrow
+    is installed): its arrays then wrap the arrow array as it is; another storage goes through
+    pd.array."""
+    if _STRING_DTYPE.construct_array_type() is not getattr(pd.arrays, "ArrowStringArray", None):
+        return False
+    try:
+        sample = pd.arrays.ArrowStringArray(pa.array(["x"], type=pa.large_string()))
+    except (TypeError, ValueError):  # an older pandas that wants another arrow type
+        return False
+    return bool(sample.dtype == _STRING_DTYPE)
+
+
+_ARROW_STRINGS = _wraps_arrow_strings()
+
+
+def _typed_array(values: Sequence[Any], dtype: str) -> Any:
     """One typed column. An integer beyond int64 (only fuzzed or corrupted input has one: a 17-digit
-    hex offset) becomes <NA> rather than failing the whole parse; its row keeps its line number."""
+    hex offset) becomes <NA> rather than failing the whole parse; its row keeps its line number.
+
+    A column with no value at all (most columns of most small frames) is made without converting
+    anything; a masked column without a missing value skips filling and the null mask."""
     arrow_type = _ARROW_TYPES.get(dtype)
-    if arrow_type is not None and values:
+    length = len(values)
+    if arrow_type is not None and length:
+        if _all_none(values):
+            return _missing_array(dtype, length)
         # pyarrow's conversion of a list with None is 3-5x faster than pandas' per-element path.
         try:
             column = pa.array(values, type=arrow_type)
@@ -370,11 +428,17 @@ def _typed_array(values: list[Any], dtype: str) -> Any:
             pass  # out of range or of another type: pandas converts it below, or says why not
         else:
             if dtype == STR:
+                if _ARROW_STRINGS:
+                    return pd.arrays.ArrowStringArray(column)
                 return pd.array(column, dtype=STR)
-            data = column.fill_null(False if dtype == BOOL else 0).to_numpy(zero_copy_only=False)
-            mask = column.is_null().to_numpy(zero_copy_only=False)
-            masked = {INT: pd.arrays.IntegerArray, FLT: pd.arrays.FloatingArray, BOOL: pd.arrays.BooleanArray}
-            return masked[dtype](data, mask)
+            if column.null_count:
+                data = column.fill_null(False if dtype == BOOL else 0).to_numpy(zero_copy_only=False)
+                mask = column.is_null().to_numpy(zero_copy_only=False)
+            else:
+                data = column.to_numpy(zero_copy_only=False)
+                mask = np.zeros(length, dtype=bool)
+            return _MASKED[dtype](_writable(data), _writable(mask))
+    values = list(values)
     try:
         return pd.array(values, dtype=dtype)  # type: ignore[call-overload]
     except (OverflowError, TypeError, ValueError):
@@ -383,6 +447,32 @@ def _typed_array(values: list[Any], dtype: str) -> Any:
         low, high = _INT64
         fitted = [v if v is None or (isinstance(v, int) and low <= v <= high) else None for v in values]
         return pd.array(fitted, dtype=dtype)  # type: ignore[call-overload]
+
+
+def _all_none(values: Sequence[Any]) -> bool:
+    """Whether every value is None (`count` runs in C; a value that cannot be compared with None, such
+    as pd.NA, is not None)."""
+    if not isinstance(values, list | tuple):
+        return False
+    try:
+        return values.count(None) == len(values)
+    except TypeError:
+        return False
+
+
+def _writable(array: np.ndarray) -> np.ndarray:
+    """Arrow's buffers come out read-only; the frame owns its columns (pandas copied them before)."""
+    return array if array.flags.writeable else array.copy()
+
+
+def _missing_array(dtype: str, length: int) -> Any:
+    """A column of `length` <NA> of `dtype`, as `_typed_array` makes one from a list of None."""
+    masked = _MASKED.get(dtype)
+    if masked is not None:
+        return masked(np.zeros(length, dtype=_NUMPY_TYPES[dtype]), np.ones(length, dtype=bool))
+    if dtype == STR and _ARROW_STRINGS:
+        return pd.arrays.ArrowStringArray(pa.nulls(length, pa.large_string()))
+    return pd.array([None] * length, dtype=dtype)  # type: ignore[call-overload]
 
 
 def plain_value(value: Any) -> Any:
@@ -397,8 +487,11 @@ def plain_value(value: Any) -> Any:
 
 
 def empty_frame(name: str) -> pd.DataFrame:
-    """A frame with the declared columns and no rows (a copy: callers may add to it)."""
-    return _empty_frame(name).copy()
+    """A frame with the declared columns and no rows (a copy: callers may add to it).
+
+    A shallow copy: pandas copies on write, so changing the copy never reaches the cached frame, and
+    the copy costs no new column arrays (a log makes about 30 empty frames)."""
+    return _empty_frame(name).copy(deep=False)
 
 
 @functools.cache
@@ -601,19 +694,19 @@ def build_frame_columns(name: str, columns: Mapping[str, Sequence[Any]], length:
     are made directly.
     """
     schema = SCHEMAS[name]
-    data = {}
+    arrays = []
     no_mask = np.zeros(length, dtype=bool)
     for column, dtype in schema.items():
         values = columns.get(column)
         if values is None:
-            data[column] = pd.array([None], dtype=dtype).take(np.zeros(length, dtype=np.intp))  # type: ignore[call-overload]
+            arrays.append(_missing_array(dtype, length))
         elif isinstance(values, np.ndarray) and dtype in (INT, BOOL):
             masked = pd.arrays.IntegerArray if dtype == INT else pd.arrays.BooleanArray
-            data[column] = masked(values, no_mask.copy())
+            arrays.append(masked(values, no_mask.copy()))
         elif dtype == INT and None not in values:
-            data[column] = pd.arrays.IntegerArray(
-                np.fromiter(values, dtype=np.int64, count=length), no_mask.copy()
+            arrays.append(
+                pd.arrays.IntegerArray(np.fromiter(values, dtype=np.int64, count=length), no_mask.copy())
             )
         else:
-            data[column] = _typed_array(list(values), dtype)
-    return pd.DataFrame(data, columns=list(schema), copy=False)
+            arrays.append(_typed_array(list(values), dtype))
+    return _assemble(name, arrays, length)

@@ -358,3 +358,15 @@ def test_ctrl_c_inside_a_duckdb_statement_stops_the_audit_like_keyboard_interrup
     with duckdb.connect(str(db), read_only=True) as con:
         stored = con.execute("SELECT count(*) FROM files").fetchone()
     assert stored is not None and stored[0] >= 1
+
+
+@pytest.mark.parametrize(
+    "build_indexes",
+    [[], [0], [0, 0, 1], [1, 0, 1, 0, 0], [None, 0, None, 0], [pd.NA, 2, pd.NA, 2, 3]],
+)
+def test_source_rank_counts_rows_per_build_as_a_groupby_would(build_indexes: list) -> None:
+    from logscope.audit.worker import source_ranks
+
+    frame = pd.DataFrame({"build_index": pd.array(build_indexes, dtype="Int64")})
+    expected = frame.groupby("build_index", dropna=False).cumcount().tolist()
+    assert source_ranks(frame["build_index"].tolist()) == expected

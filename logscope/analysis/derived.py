@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from logscope.analysis.pool import build_extents, printed_internals
-from logscope.frames import build_frame
+from logscope.frames import build_frame, replace_columns
 from logscope.model import ParsedLog
 
 
@@ -90,7 +90,10 @@ def _table_figures(
     sized = (tensors["size_bytes"].notna() & build.notna()).to_numpy(dtype=bool)
     if not sized.any():
         return
-    feature = sized & (tensors["table"] == "feature").to_numpy(dtype=bool, na_value=False)
+    # The table names as objects, compared by numpy: one conversion instead of a pandas comparison
+    # (a pyarrow cast and a boxed scalar) per table name.
+    table = tensors["table"].to_numpy(dtype=object, na_value=None)  # type: ignore[call-overload]
+    feature = sized & (table == "feature")
     padding = tensors["padding_bytes"]
     known = padding.notna().to_numpy(dtype=bool)
     pad = padding.to_numpy(dtype="int64", na_value=0)
@@ -118,9 +121,7 @@ def _table_figures(
     end_known = end.notna().to_numpy(dtype=bool)
     starts = start.to_numpy(dtype="int64", na_value=0)
     ends = end.to_numpy(dtype="int64", na_value=0)
-    for index, rows in _groups(
-        builds, sized & (tensors["table"] == "const").to_numpy(dtype=bool, na_value=False)
-    ):
+    for index, rows in _groups(builds, sized & (table == "const")):
         with_start, with_end = rows[start_known[rows]], rows[end_known[rows]]
         span = (
             int(ends[with_end].max() - starts[with_start].min())
@@ -208,18 +209,35 @@ def _difference(end: Any, start: Any) -> int | None:
 def add_derived_memory(log: ParsedLog) -> None:
     """Fill the derived columns of `log.frames["memory"]` (adding `derived` rows where needed) and the
     `figure_checks` frame with every invariant a figure breaks."""
-    derived, checks = derive_memory(log.frames["tensors"], log.frames["memory"])
-    checks += _totals_checks(log.frames["memory"])
+    memory = log.frames["memory"]
+    derived, checks = derive_memory(log.frames["tensors"], memory)
+    checks += _totals_checks(memory)
     log.frames["figure_checks"] = build_frame("figure_checks", checks)
     if not derived:
         return
-    records = _records(log.frames["memory"])
+    builds, sources = memory["build_index"].tolist(), memory["source"].tolist()
+    matched: dict[int, dict[str, Any]] = {}  # row position -> the figures of its build
     seen = set()
-    for record in records:
-        figures = derived.get(record["build_index"])
-        if figures and record["source"] == "build-log":
-            record.update(figures)
-            seen.add(record["build_index"])
+    for position, (build_index, source) in enumerate(zip(builds, sources, strict=True)):
+        figures = derived.get(build_index)
+        if figures and source == "build-log":
+            matched[position] = figures
+            seen.add(build_index)
+    order = [(build, source != "build-log") for build, source in zip(builds, sources, strict=True)]
+    if all(build_index in seen for build_index in derived) and order == sorted(order):
+        # Every build's figures go into its own row and no row moves (a log with one build): only the
+        # derived columns change; the other columns are not read and rebuilt.
+        changed: dict[str, list[Any]] = {}
+        for position, figures in matched.items():
+            for key, value in figures.items():
+                if key not in changed:
+                    changed[key] = memory[key].tolist()
+                changed[key][position] = value
+        log.frames["memory"] = replace_columns("memory", memory, changed)
+        return
+    records = _records(memory)
+    for position, figures in matched.items():
+        records[position].update(figures)
     for build_index, figures in derived.items():
         if build_index not in seen:
             records.append({"build_index": build_index, "source": "derived"} | figures)

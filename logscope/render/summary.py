@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import textwrap
 from typing import Any
 
@@ -11,6 +10,7 @@ import pandas as pd
 from logscope.figures import memory_rows
 from logscope.inert import markdown_text
 from logscope.model import ParsedLog, versions_text
+from logscope.render._json import dumps_indented
 from logscope.rules import Finding, Rule
 from logscope.units import human_bytes
 
@@ -21,7 +21,7 @@ def _pct(value: float | None) -> str:
 
 def render_json(logs: list[ParsedLog]) -> str:
     payload: Any = logs[0].summary() if len(logs) == 1 else [log.summary() for log in logs]
-    return json.dumps(payload, indent=2, ensure_ascii=False)
+    return dumps_indented(payload)
 
 
 _SOURCE_FIGURES = (

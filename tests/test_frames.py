@@ -1,0 +1,125 @@
+"""Frame construction (`logscope.frames`): declared dtypes and values from every way a parser hands
+rows over, columns the frame owns, empty frames that cannot leak a change, and `replace_columns`
+equal to rebuilding the frame from its rows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import logscope
+from logscope.analysis.derived import _records
+from logscope.frames import (
+    BOOL,
+    FLT,
+    INT,
+    OBJ,
+    SCHEMAS,
+    STR,
+    build_frame,
+    build_frame_columns,
+    empty_frame,
+    replace_columns,
+)
+
+FIXTURE = (
+    Path(__file__).parent.parent
+    / "fixtures"
+    / "rknn"
+    / "09-build-verbose-mobilenetv1-rv1106-tk2-1.5.2-simulator.log"
+)
+
+# One row per case of a column: all values, some missing, all missing, of each declared dtype.
+_ROWS = [
+    {"build_index": 0, "source": "build-log", "weight_bytes": 10, "reuse_rate": 0.5, "total_line": None},
+    {"build_index": 1, "source": None, "weight_bytes": None, "reuse_rate": 0.25, "total_line": None},
+    {"build_index": 2, "source": "derived", "weight_bytes": 2**62, "reuse_rate": None, "total_line": None},
+]
+
+
+def _reference(name: str, rows: list[dict]) -> pd.DataFrame:
+    """The frame built the slow, obvious way: pandas converts each declared column of the dict rows."""
+    schema = SCHEMAS[name]
+    return pd.DataFrame(
+        {c: pd.array([r.get(c) for r in rows], dtype=dtype) for c, dtype in schema.items()},
+        columns=list(schema),
+    )
+
+
+def test_dict_rows_and_tuple_rows_give_the_declared_frame() -> None:
+    expected = _reference("memory", _ROWS)
+    by_dict = build_frame("memory", _ROWS)
+    columns = ["build_index", "source", "weight_bytes", "reuse_rate", "total_line"]
+    by_tuple = build_frame("memory", [tuple(r[c] for c in columns) for r in _ROWS], columns)
+    for frame in (by_dict, by_tuple):
+        pd.testing.assert_frame_equal(frame, expected)
+        assert list(frame.columns) == list(SCHEMAS["memory"])
+        assert [str(t) for t in frame.dtypes] == list(SCHEMAS["memory"].values())
+    assert pd.isna(by_dict["source"][1]) and pd.isna(by_dict["weight_bytes"][1])
+    assert pd.isna(by_dict["reuse_rate"][2])
+    nan = build_frame("memory", [{"reuse_rate": float("nan")}])["reuse_rate"]
+    assert not nan.isna().any() and np.isnan(nan.to_numpy(dtype=float)[0])  # a value, not a missing one
+
+
+def test_every_dtype_with_and_without_missing_values() -> None:
+    rows = [
+        {"build_index": 0, "section": "a", "rule": None, "removed_nodes": ["x", "y"], "line": 3},
+        {"build_index": None, "section": None, "rule": None, "removed_nodes": None, "line": 4},
+    ]
+    frame = build_frame("fusions", rows)
+    pd.testing.assert_frame_equal(frame, _reference("fusions", rows))
+    assert frame["removed_nodes"].tolist() == [["x", "y"], None]
+    assert SCHEMAS["fusions"]["removed_nodes"] == OBJ and frame["removed_nodes"].dtype == object
+    flags = build_frame("layers", [{"headerless": True}, {"headerless": None}, {"headerless": False}])
+    assert SCHEMAS["layers"]["headerless"] == BOOL
+    assert flags["headerless"].tolist() == [True, pd.NA, False]
+    assert {SCHEMAS["memory"][c] for c in ("build_index", "reuse_rate", "source")} == {INT, FLT, STR}
+
+
+def test_an_integer_beyond_int64_becomes_missing_and_keeps_its_row() -> None:
+    frame = build_frame("tensors", [{"start_offset": 2**70, "line": 7}, {"start_offset": 5, "line": 8}])
+    assert frame["start_offset"].tolist() == [pd.NA, 5]
+    assert frame["line"].tolist() == [7, 8]
+
+
+def test_columns_are_owned_by_the_frame() -> None:
+    """Arrow hands out read-only buffers; a frame's columns must take an in-place change."""
+    frame = build_frame("tensors", [{"size_bytes": 10, "line": 1}, {"size_bytes": None, "line": 2}])
+    frame.loc[0, "size_bytes"] = 11
+    frame.loc[1, "line"] = 5
+    assert frame["size_bytes"].tolist() == [11, pd.NA]
+    assert frame["line"].tolist() == [1, 5]
+
+
+def test_whole_columns_and_missing_columns() -> None:
+    frame = build_frame_columns("unparsed", {"line": np.array([4, 9]), "text": ["a", None]}, 2)
+    assert frame["line"].tolist() == [4, 9]
+    assert frame["text"].tolist() == ["a", pd.NA]
+    assert frame["reason"].isna().all() and str(frame["reason"].dtype) == STR
+
+
+def test_an_empty_frame_is_a_copy_a_change_does_not_reach() -> None:
+    first = empty_frame("layers")
+    first["extra"] = []
+    del first["line"]
+    second = empty_frame("layers")
+    assert list(second.columns) == list(SCHEMAS["layers"]) and len(second) == 0
+    assert [str(t) for t in second.dtypes] == list(SCHEMAS["layers"].values())
+
+
+@pytest.mark.parametrize("path", [FIXTURE])
+def test_replace_columns_equals_rebuilding_from_rows(path: Path) -> None:
+    memory = logscope.parse(path).frames["memory"]
+    assert len(memory)
+    records = _records(memory)
+    records[0]["padding_bytes"] = 123
+    records[0]["computed_reuse_rate"] = None
+    changed = {
+        "padding_bytes": [r["padding_bytes"] for r in records],
+        "computed_reuse_rate": [r["computed_reuse_rate"] for r in records],
+    }
+    pd.testing.assert_frame_equal(replace_columns("memory", memory, changed), build_frame("memory", records))
+    assert memory["padding_bytes"].tolist()[0] == 167537  # the frame it started from is unchanged
