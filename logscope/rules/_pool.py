@@ -16,6 +16,7 @@ from logscope.analysis.pool import FeaturePool, text_cells
 from logscope.analysis.pool import feature_pools as _feature_pools
 from logscope.model import ParsedLog
 from logscope.rules._common import as_int
+from logscope.rules._common import columns as frame_columns
 
 __all__ = ["FeaturePool", "cells_by_build", "feature_pool", "feature_pools", "text_cells"]
 
@@ -23,12 +24,14 @@ __all__ = ["FeaturePool", "cells_by_build", "feature_pool", "feature_pools", "te
 def cells_by_build(frame: pd.DataFrame, columns: tuple[str, ...]) -> dict[int | None, list[tuple[Any, ...]]]:
     """The cells of `columns` of every row of `frame`, per build index (None: rows outside any build),
     frame order within a build; builds in order of first row. The columns are read whole, once (as
-    `tolist` gives them): a log with hundreds of builds pays no pandas call per build."""
+    `tolist` gives them): a log with hundreds of builds pays no pandas call per build. They are the
+    engine run's shared `Columns` lists (MEM001 and MEM002 read the same memory columns)."""
     out: dict[int | None, list[tuple[Any, ...]]] = {}
     if not len(frame):
         return out
-    builds = [as_int(b) for b in frame["build_index"].tolist()]
-    for build, cells in zip(builds, zip(*(frame[c].tolist() for c in columns), strict=True), strict=True):
+    shared = frame_columns(frame)
+    builds = [as_int(b) for b in shared["build_index"]]
+    for build, cells in zip(builds, zip(*(shared[c] for c in columns), strict=True), strict=True):
         rows = out.get(build)
         if rows is None:
             out[build] = [cells]

@@ -43,12 +43,11 @@ from logscope.rules._common import (
     MiB,
     as_int,
     as_str,
-    build_indices,
+    columns,
     first_line,
     fmt_bytes,
-    messages_in,
+    message_groups,
     provenance,
-    rows_of_build,
 )
 from logscope.rules._pool import cells_by_build, feature_pool
 from logscope.rules.finding import Finding, Severity
@@ -86,9 +85,12 @@ def _activation(memory: list[tuple[Any, ...]]) -> tuple[int | None, int | None, 
 
 
 def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
-    warnings = messages_in(log, ["activation-peak"])
+    # The log's own warnings as positions in `messages` per build (line order), the builds from the
+    # shared column lists: no frame is filtered or grouped per build.
+    warnings = dict(message_groups(log, ["activation-peak"]))
     memory = cells_by_build(log.frames["memory"], _MEMORY_COLUMNS)
-    for build_index in build_indices(log.frames["builds"], warnings):
+    builds = set(columns(log.frames["builds"]).builds()) | set(warnings)
+    for build_index in sorted(builds, key=lambda v: (v is None, v or 0)):
         value, value_line, peak_layer, source = _activation(memory.get(build_index, []))
         pool = feature_pool(log, build_index)
         peak_ops = None
@@ -105,10 +107,11 @@ def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
             "peak_layer": peak_layer,
             "peak_ops": peak_ops,
         }
-        own = rows_of_build(warnings, build_index) if len(warnings) else None
-        if own is not None and len(own):
-            lines = tuple(int(v) for v in own["line"])
-            text = first_line(own.iloc[0]["message"])
+        own = warnings.get(build_index)
+        if own:
+            messages = columns(log.frames["messages"])
+            lines = tuple(int(v) for v in messages.take("line", own))
+            text = first_line(messages.cell("message", own[0]))
             message = f"the log warns the activation peak is over its limit (line {lines[0]}): {text!r}"
             if value is not None:
                 message += f"; activation memory printed as {fmt_bytes(value)} (line {value_line})"

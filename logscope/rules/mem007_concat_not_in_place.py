@@ -70,8 +70,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from logscope.model import ParsedLog
-from logscope.rules._common import KiB, as_int, as_str, fmt_bytes, parse_shape
-from logscope.rules._pool import FeaturePool, feature_pools, text_cells
+from logscope.rules._common import KiB, as_int, as_str, columns, fmt_bytes, parse_shape
+from logscope.rules._pool import FeaturePool, feature_pools
 from logscope.rules.finding import Finding, Severity
 
 CODE = "MEM007"
@@ -110,8 +110,13 @@ def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
     # Which builds have a Concat at all, from whole-frame columns read once: most have none, and their
     # rows are then never read. A build's rows are the pool's plain lists, never a frame per build.
     tensors = log.frames["tensors"]
+    cols = columns(tensors)
     concat_user = _starts_with(tensors["user_op"], "Concat")
-    op_ids = tensors["op_id"].to_numpy(dtype="int64", na_value=-1)
+    op_ids = cols.ints("op_id", missing=-1)
+    # The shapes as codes of the distinct values (shared with MEM005), each value normalised once
+    # (spaces dropped); a missing shape (code -1) reads as "", the last entry.
+    shape_codes, shape_values = cols.codes("orig_shape")
+    normed = [v if " " not in v else "".join(v.split()) for v in map(str, shape_values)] + [""]
     for build_index, pool in pools.items():
         build_layers = layers.get(build_index, {})
         positions = pool.row_positions
@@ -122,11 +127,7 @@ def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
         concat_ids.discard(-1)
         if not concat_ids:
             continue
-        # The shapes of this build's rows only (no Python string for the rest of the column).
-        shapes = [
-            s if " " not in s else "".join(s.split()) for s in text_cells(tensors["orig_shape"], positions)
-        ]
-        yield from _check_build(pool, build_layers, concat_ids, (build_ids, shapes), options)
+        yield from _check_build(pool, build_layers, concat_ids, (build_ids, shape_codes[positions], normed), options)
 
 
 def _starts_with(column: pd.Series, prefix: str) -> np.ndarray:
@@ -148,14 +149,14 @@ def _concat_layers(layers: pd.DataFrame | None) -> dict[int | None, dict[int, _L
     out: dict[int | None, dict[int, _Layer]] = {}
     if layers is None or layers.empty:
         return out
-    positions = np.flatnonzero(_starts_with(layers["op_type"], "Concat"))
+    # The op types as the shared codes of their distinct values (FUS001 and NPU001 test the same).
+    cols = columns(layers)
+    positions = np.flatnonzero(cols.flags("op_type", lambda v: type(v) is str and v.startswith("Concat")))
     if not len(positions):
         return out
-    columns = ("build_index", "layer_id", "output_shape", "full_name", "line")
-    # The arrays indexed at the Concat rows: a Series `take` per column costs more than the few cells.
-    for build, layer_id, shape, full_name, line in zip(
-        *(layers[c].array[positions].tolist() for c in columns), strict=True
-    ):
+    names = ("build_index", "layer_id", "output_shape", "full_name", "line")
+    wanted = positions.tolist()
+    for build, layer_id, shape, full_name, line in zip(*(cols.take(c, wanted) for c in names), strict=True):
         key = as_int(layer_id)
         if key is not None:
             out.setdefault(as_int(build), {})[key] = _Layer(_norm(shape), as_str(full_name), as_int(line))
@@ -186,13 +187,15 @@ def _check_build(
     pool: FeaturePool,
     layers: dict[int, _Layer],
     concat_ids: set[int],
-    cells: tuple[np.ndarray, list[str]],
+    cells: tuple[np.ndarray, np.ndarray, list[str]],
     options: Options,
 ) -> Iterator[Finding]:
     """The findings of one build. Plain lists and whole-column numpy, C-level `map`/`zip`/`dict` where
     a row is read: a build has hundreds of rows (the benchmark logs 71k over their builds), and every
     build with a Concat pays this on every parse that runs the rules."""
-    ids, shapes = cells  # the rows' IDs (-1: none) and shapes, line order
+    # The rows' IDs (-1: none), the codes of their shapes and each code's normalised shape, line order.
+    ids, shape_codes, normed = cells
+    shapes = list(map(normed.__getitem__, shape_codes.tolist()))
     rows = pool.resident_rows()
     lines = rows.line
     names = rows.name
@@ -220,7 +223,7 @@ def _check_build(
     # The rows that can be a Concat's output (one per name: its first row, consumed), per shape by
     # first consumer then line: whole-column numpy, as most rows of a generated log share a few shapes.
     code_of = {shape: c for c, shape in enumerate(needed)}
-    codes = np.fromiter(map(code_of.get, shapes, repeat(-1)), dtype=np.int64, count=len(shapes))
+    codes = np.array([code_of.get(v, -1) for v in normed], dtype=np.int64)[shape_codes]
     consumer = np.fromiter(map(first_consumer.get, names, repeat(-1)), dtype=np.int64, count=len(names))
     is_first = np.zeros(len(names), dtype=bool)
     is_first[list(first_row.values())] = True
