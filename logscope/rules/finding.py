@@ -26,7 +26,10 @@ class Severity(enum.IntEnum):
         return self.name
 
 
-@dataclass(frozen=True)
+_NO_EVIDENCE: Any = object()  # `evidence` not given: a new empty dict, as `field(default_factory=dict)`
+
+
+@dataclass(frozen=True, init=False)
 class Finding:
     """One diagnosis, pointing at the log lines that prove it.
 
@@ -48,6 +51,37 @@ class Finding:
     code: str = ""
     name: str = ""
     source: str = ""
+
+    def __init__(
+        self,
+        message: str,
+        line: int | None = None,
+        lines: tuple[int, ...] = (),
+        subject: str | None = None,
+        evidence: dict[str, Any] = _NO_EVIDENCE,
+        hint: str | None = None,
+        severity: Severity | None = None,
+        build_index: int | None = None,
+        code: str = "",
+        name: str = "",
+        source: str = "",
+    ) -> None:
+        """The dataclass's `__init__`, with the fields set in one `__dict__` update instead of one
+        `object.__setattr__` each (what a frozen dataclass does): half the cost, and a log with
+        hundreds of builds has thousands of findings."""
+        self.__dict__.update(
+            message=message,
+            line=line,
+            lines=lines,
+            subject=subject,
+            evidence={} if evidence is _NO_EVIDENCE else evidence,
+            hint=hint,
+            severity=severity,
+            build_index=build_index,
+            code=code,
+            name=name,
+            source=source,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form (under `findings` in `logscope parse --format json`); keys are never renamed."""

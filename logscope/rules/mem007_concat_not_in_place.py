@@ -117,6 +117,9 @@ def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
     # (spaces dropped); a missing shape (code -1) reads as "", the last entry.
     shape_codes, shape_values = cols.codes("orig_shape")
     normed = [v if " " not in v else "".join(v.split()) for v in map(str, shape_values)] + [""]
+    codes_of: dict[str, list[int]] = {}  # each normalised shape's codes (a few raw spellings at most)
+    for code, shape in enumerate(normed):
+        codes_of.setdefault(shape, []).append(code)
     for build_index, pool in pools.items():
         build_layers = layers.get(build_index, {})
         positions = pool.row_positions
@@ -127,7 +130,9 @@ def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
         concat_ids.discard(-1)
         if not concat_ids:
             continue
-        yield from _check_build(pool, build_layers, concat_ids, (build_ids, shape_codes[positions], normed), options)
+        yield from _check_build(
+            pool, build_layers, concat_ids, (build_ids, shape_codes[positions], normed, codes_of), options
+        )
 
 
 def _starts_with(column: pd.Series, prefix: str) -> np.ndarray:
@@ -187,14 +192,15 @@ def _check_build(
     pool: FeaturePool,
     layers: dict[int, _Layer],
     concat_ids: set[int],
-    cells: tuple[np.ndarray, np.ndarray, list[str]],
+    cells: tuple[np.ndarray, np.ndarray, list[str], dict[str, list[int]]],
     options: Options,
 ) -> Iterator[Finding]:
     """The findings of one build. Plain lists and whole-column numpy, C-level `map`/`zip`/`dict` where
     a row is read: a build has hundreds of rows (the benchmark logs 71k over their builds), and every
     build with a Concat pays this on every parse that runs the rules."""
-    # The rows' IDs (-1: none), the codes of their shapes and each code's normalised shape, line order.
-    ids, shape_codes, normed = cells
+    # The rows' IDs (-1: none) and the codes of their shapes, line order; each code's normalised shape
+    # and each normalised shape's codes.
+    ids, shape_codes, normed, codes_of = cells
     shapes = list(map(normed.__getitem__, shape_codes.tolist()))
     rows = pool.resident_rows()
     lines = rows.line
@@ -223,7 +229,10 @@ def _check_build(
     # The rows that can be a Concat's output (one per name: its first row, consumed), per shape by
     # first consumer then line: whole-column numpy, as most rows of a generated log share a few shapes.
     code_of = {shape: c for c, shape in enumerate(needed)}
-    codes = np.array([code_of.get(v, -1) for v in normed], dtype=np.int64)[shape_codes]
+    table = np.full(len(normed), -1, dtype=np.int64)  # shape code -> code of the needed shape
+    for shape, c in code_of.items():
+        table[codes_of.get(shape, [])] = c
+    codes = table[shape_codes]
     consumer = np.fromiter(map(first_consumer.get, names, repeat(-1)), dtype=np.int64, count=len(names))
     is_first = np.zeros(len(names), dtype=bool)
     is_first[list(first_row.values())] = True
