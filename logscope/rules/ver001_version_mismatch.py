@@ -61,8 +61,6 @@ PATTERNS = {
         r"(?:RKNN Driver Information[,:] version:|rknpu driver version:)\s*(\d[\w.+-]*?)(?:,|\s|$)"
     ),
 }
-# Any of `PATTERNS`: a message none of them matches (nearly all) costs one search, not one per role.
-_ANY_VERSION = re.compile("|".join(f"(?:{pattern.pattern})" for pattern in PATTERNS.values()))
 _VERSION_REJECTED = re.compile(r"model version", re.IGNORECASE)
 _TOO_LOW = re.compile(r"driver version is too low, please upgrade to (\d+(?:\.\d+)*)")
 
@@ -121,10 +119,8 @@ def versions_of(log: ParsedLog, blocks: set[str] | None = None) -> dict[str, tup
     for position in messages.line_order():
         if not missing:
             break
-        text = str(message_col[position])
-        if _ANY_VERSION.search(text) is None:
-            continue
         line = line_col[position]
+        text = str(message_col[position])
         for role, pattern in list(missing.items()):
             match = pattern.search(text)
             if match:
