@@ -67,7 +67,7 @@ class _Level(enum.IntEnum):
         {},
         [],
         {"a": [], "b": {}, "c": [[]], "d": [{}]},
-        {"code": "X", "line": 3, "lines": [3, 4], "ok": True, "rate": 0.5, "evidence": {"a": [{}]}, "hint": None},
+        {"code": "X", "line": 3, "lines": [3, 4], "ok": True, "rate": 0.5, "ev": {"a": [{}]}, "h": None},
         {1: "int key", None: "null key"},
         {"nested": {2.5: "float key"}},
         {"enum": _Level.LOW},
