@@ -370,7 +370,8 @@ class LogStream:
         cut = first.rfind(b"\n") + 1
         more = _read_up_to(read, 1) if cut else b""
         if not more or not _streamable_start(memoryview(first)[:cut]):
-            raw = first if not more else b"".join([first, more, _read_all(read)])
+            # `more` is read only when the block has a line end: an empty one then means the end.
+            raw = first if cut and not more else b"".join([first, more, _read_all(read)])
             whole = _build(raw, self.path, self.compression)
             self.encoding, self.sha256 = whole.encoding, whole.sha256
             self.size_bytes, self.notes = whole.size_bytes, whole.notes

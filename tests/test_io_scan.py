@@ -246,3 +246,15 @@ def test_small_file_read_in_one_request(tmp_path: Path) -> None:
             assert assert_streams_like_read_log(path, lio.STREAM_BLOCK_BYTES) == 1
         else:
             assert [list(b) for b in LogStream(path)] == [[[], []]]
+
+
+@pytest.mark.parametrize("tail", [b"", b"\n", b"\nI next\n"])
+def test_first_line_longer_than_the_first_block(tmp_path: Path, tail: bytes) -> None:
+    """No line end in the first block: the whole file is read as one block, none of it lost."""
+    data = b"D " + b"z" * 200_000 + tail
+    path = write(tmp_path, "first.log", data)
+    for block in (1000, 70_000, lio.STREAM_BLOCK_BYTES):
+        assert assert_streams_like_read_log(path, block) == 1
+    stream = LogStream(path, block_bytes=1000)
+    assert [line for lines, _ in stream for line in lines][0] == "D " + "z" * 200_000
+    assert stream.size_bytes == len(data)
