@@ -19,7 +19,8 @@ import pytest
 from logscope import io as lio
 from logscope.io import LogStream, decode_bytes, read_log
 
-MARKERS = ("\r", "\x1b", "\x08", "it/s]", "s/it]")
+MARKERS = ("\r", "\x1b", "\x08")
+GLUE = re.compile(r"(?:it/s|s/it)\][DIWE] \S")  # a log line glued to a tqdm rate bracket
 CONTROL = re.compile("[\x00-\x07\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f-\x9f]")
 
 # Pieces a physical line of a real log is made of (tqdm frames, colour codes, glued log lines, blanks).
@@ -37,6 +38,7 @@ ATOMS = [
     " 5.1s/it]",
     "I build: done",
     "E x",
+    "W build: y",
     " ",
     "\t",
     "██",
@@ -45,9 +47,9 @@ ATOMS = [
 
 
 def reference_lines(text: str) -> tuple[list[str], list[int]]:
-    """The definition: every physical line, and the indices of those holding any marker."""
+    """The definition: every physical line, and the indices of those holding debris."""
     phys = text.split("\n")
-    return phys, [i for i, line in enumerate(phys) if any(marker in line for marker in MARKERS)]
+    return phys, [i for i, line in enumerate(phys) if any(m in line for m in MARKERS) or GLUE.search(line)]
 
 
 def random_texts(count: int, seed: int) -> list[str]:
@@ -70,6 +72,8 @@ def random_texts(count: int, seed: int) -> list[str]:
         "clean\nlast line \x1b[1m\n",  # ... and with one
         "\r\r\r\n\x08\n\x1b\n",  # adjacent marked lines
         "no marker ] it/ s] s/ it]\n",
+        "a finished bar 9/9 [00:01, 9.9it/s]\nanother 2.0s/it]I \n",  # rate brackets, nothing glued
+        "bar 9.9it/s]E x\nbar 2.0s/it]W  y\nbar 1s/it]I build: z",  # glued, not glued, glued last
     ],
 )
 def test_physical_lines_match_the_per_line_definition(text: str) -> None:
@@ -256,5 +260,7 @@ def test_first_line_longer_than_the_first_block(tmp_path: Path, tail: bytes) -> 
     for block in (1000, 70_000, lio.STREAM_BLOCK_BYTES):
         assert assert_streams_like_read_log(path, block) == 1
     stream = LogStream(path, block_bytes=1000)
-    assert [line for lines, _ in stream for line in lines][0] == "D " + "z" * 200_000
+    first, *rest = [line for lines, _ in stream for line in lines]  # the whole stream, so size_bytes is final
+    assert first == "D " + "z" * 200_000
+    assert rest == {b"": [], b"\n": [], b"\nI next\n": ["I next"]}[tail]
     assert stream.size_bytes == len(data)
