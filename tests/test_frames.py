@@ -203,3 +203,24 @@ def test_tensor_arrays_read_each_column_as_its_series_does() -> None:
         assert known.tolist() == tensors[column].notna().tolist()
     assert arrays.feature.tolist() == [True, False, False] and arrays.const.tolist() == [False, True, False]
     assert arrays.usable.tolist() == [True, False, False]
+
+
+def test_rows_in_schema_order_convert_as_the_columns_do() -> None:
+    """Tuple rows of every column in schema order are converted as rows of one Arrow struct; a cell
+    that fails there (an integer beyond int64, a flag given as text) sends the rows column by column,
+    with the same outcome as dict rows."""
+    columns = list(SCHEMAS["tensors"])
+    base = dict.fromkeys(columns)
+    rows = [
+        base | {"build_index": 0, "table": "feature", "start_offset": 16, "star_flag": True, "line": 3},
+        base | {"build_index": 0, "table": None, "size_bytes": 8, "star_flag": False, "line": 4},
+    ]
+    as_tuples = build_frame("tensors", [tuple(r[c] for c in columns) for r in rows], columns)
+    pd.testing.assert_frame_equal(as_tuples, build_frame("tensors", rows))
+    pd.testing.assert_frame_equal(as_tuples, _reference("tensors", rows))
+    wide = [*rows, base | {"start_offset": 2**70, "line": 5}]
+    fallback = build_frame("tensors", [tuple(r[c] for c in columns) for r in wide], columns)
+    assert fallback["start_offset"].tolist() == [16, pd.NA, pd.NA]
+    pd.testing.assert_frame_equal(fallback, build_frame("tensors", wide))
+    with pytest.raises(ValueError):
+        build_frame("tensors", [(*(r[c] for c in columns), None) for r in rows], columns)
