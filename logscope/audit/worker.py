@@ -24,6 +24,7 @@ import pandas as pd
 import pyarrow as pa
 
 from logscope.api import STDIN, parse_stream
+from logscope.collector import collector_paused
 from logscope.errors import LogscopeError
 from logscope.io import DEFAULT_MAX_BYTES, LogStream, display_path, open_regular
 from logscope.model import ParsedLog
@@ -222,8 +223,9 @@ def _audit_log(
     try:
         config = _config_for(task)
         row["config_origin"] = config.origin
-        log = analyze_log(read(), config)
-        tables = log_tables(log)
+        with collector_paused():  # (see `logscope.collector`)
+            log = analyze_log(read(), config)
+            tables = log_tables(log)
         row.update(_log_info(log))
         row["log_time"], row["log_time_line"] = log_time()
         status, error = "ok", None
