@@ -9,6 +9,7 @@ from pathlib import Path
 
 from logscope.analysis.derived import add_derived_memory
 from logscope.analysis.mcu import add_mcu_memory
+from logscope.collector import collector_paused
 from logscope.detect import Block, detect_blocks
 from logscope.errors import InputError
 from logscope.io import DEFAULT_MAX_BYTES, LogSource, LogStream, LogText, decode_bytes
@@ -54,6 +55,11 @@ def _read_stdin() -> bytes:
 
 def _parse_blocks(source: LogSource, blocks: Iterator[tuple[list[str], list[int]]]) -> ParsedLog:
     """Detect the family (`logscope.detect`) on the first blocks, then parse every block with its parser."""
+    with collector_paused():
+        return _detect_and_parse(source, blocks)
+
+
+def _detect_and_parse(source: LogSource, blocks: Iterator[tuple[list[str], list[int]]]) -> ParsedLog:
     detection, head = detect_blocks(blocks)
     if detection.family is None:
         raise InputError(f"{source.path}: {detection.explain()}")
@@ -101,4 +107,5 @@ def analyze(path: str | os.PathLike[str], config: Config | None = None) -> Parse
     """
     if config is None:
         config = resolve_config(None, None if os.fspath(path) == STDIN else Path(path))
-    return analyze_log(parse(path), config)
+    with collector_paused():
+        return analyze_log(parse(path), config)

@@ -347,12 +347,46 @@ def _build_frame(name: str, table: list[Any], columns: Sequence[str] | None) -> 
         # for a million one-word message lines saved a third of the peak memory and of the time.
         values = {column: [row.get(column) for row in table] for column in schema}
     else:
+        converted = _arrow_rows(name, table, columns)
+        if converted is not None:
+            return _assemble(name, converted, length)
         values = dict(zip(columns, zip(*table, strict=True), strict=True))
     arrays = []
     for column, dtype in schema.items():
         given = values.get(column)
         arrays.append(_missing_array(dtype, length) if given is None else _typed_array(given, dtype))
     return _assemble(name, arrays, length)
+
+
+def _arrow_rows(name: str, table: list[Any], columns: Sequence[str]) -> list[Any] | None:
+    """The typed columns of tuple rows in the schema's own column order, converted by pyarrow as rows
+    of one struct array: one pass over the rows in C, where transposing them in Python and converting
+    each column cost twice as much (50,000 tensor rows: 45 ms for 70). Each cell goes through the
+    converter of its column's type, as in `_typed_array`; None when any cell fails to convert (a wrong
+    width, an integer beyond int64, a value of another type): the caller converts column by column."""
+    struct = _struct_type(name)
+    if struct is None or tuple(columns) != _column_names(name):
+        return None
+    try:
+        rows = pa.array(table, type=struct)
+    except (pa.ArrowException, OverflowError, TypeError, ValueError):
+        return None
+    length = len(table)
+    return [_from_arrow(rows.field(i), dtype, length) for i, dtype in enumerate(SCHEMAS[name].values())]
+
+
+@functools.cache
+def _column_names(name: str) -> tuple[str, ...]:
+    return tuple(SCHEMAS[name])
+
+
+@functools.cache
+def _struct_type(name: str) -> pa.StructType | None:
+    """The struct of the Arrow types of frame `name`'s columns; None when a column has none (objects)."""
+    types = [_ARROW_TYPES.get(dtype) for dtype in SCHEMAS[name].values()]
+    if any(t is None for t in types):
+        return None
+    return pa.struct(list(zip(SCHEMAS[name], types, strict=True)))
 
 
 def replace_columns(name: str, frame: pd.DataFrame, columns: Mapping[str, Sequence[Any]]) -> pd.DataFrame:
@@ -415,7 +449,9 @@ def _typed_array(values: Sequence[Any], dtype: str) -> Any:
     hex offset) becomes <NA> rather than failing the whole parse; its row keeps its line number.
 
     A column with no value at all (most columns of most small frames) is made without converting
-    anything; a masked column without a missing value skips filling and the null mask."""
+    anything; a masked column without a missing value skips filling and the null mask. Whether a
+    column has a missing value is read from Arrow's null count after the conversion: counting the
+    None cells first (a Python comparison per cell) cost as much as converting them."""
     arrow_type = _ARROW_TYPES.get(dtype)
     length = len(values)
     if arrow_type is not None and length:
@@ -427,17 +463,9 @@ def _typed_array(values: Sequence[Any], dtype: str) -> Any:
         except (pa.ArrowException, OverflowError, TypeError, ValueError):
             pass  # out of range or of another type: pandas converts it below, or says why not
         else:
-            if dtype == STR:
-                if _ARROW_STRINGS:
-                    return pd.arrays.ArrowStringArray(column)
-                return pd.array(column, dtype=STR)
-            if column.null_count:
-                data = column.fill_null(False if dtype == BOOL else 0).to_numpy(zero_copy_only=False)
-                mask = column.is_null().to_numpy(zero_copy_only=False)
-            else:
-                data = column.to_numpy(zero_copy_only=False)
-                mask = np.zeros(length, dtype=bool)
-            return _MASKED[dtype](_writable(data), _writable(mask))
+            return _from_arrow(column, dtype, length)
+    if dtype == OBJ:
+        return _object_array(values)
     values = list(values)
     try:
         return pd.array(values, dtype=dtype)  # type: ignore[call-overload]
@@ -449,10 +477,73 @@ def _typed_array(values: Sequence[Any], dtype: str) -> Any:
         return pd.array(fitted, dtype=dtype)  # type: ignore[call-overload]
 
 
+def _from_arrow(column: pa.Array, dtype: str, length: int) -> Any:
+    """The pandas array of `dtype` on an Arrow array of its type (`_ARROW_TYPES`) of `length` values."""
+    nulls = column.null_count
+    if nulls == length:  # pd.NA or NaN cells only: the same <NA> column
+        return _missing_array(dtype, length)
+    if dtype == STR:
+        if _ARROW_STRINGS:
+            return pd.arrays.ArrowStringArray(column)
+        return pd.array(column, dtype=STR)
+    if nulls:
+        data = column.fill_null(False if dtype == BOOL else 0).to_numpy(zero_copy_only=False)
+        mask = column.is_null().to_numpy(zero_copy_only=False)
+    else:
+        data = column.to_numpy(zero_copy_only=False)
+        mask = np.zeros(length, dtype=bool)
+    return _masked_array(dtype, _writable(data), _writable(mask))
+
+
+def _object_array(values: Sequence[Any]) -> np.ndarray:
+    """A column of Python objects (lists, dicts) as they are: one object per cell, never a row of a 2-D
+    array (`pd.array` on a list of lists costs 20 us a column to find that out)."""
+    array = np.empty(len(values), dtype=object)
+    for position, value in enumerate(values):
+        array[position] = value
+    return array
+
+
+def _masked_array(dtype: str, data: np.ndarray, mask: np.ndarray) -> Any:
+    """The masked pandas array of `dtype` on `data` and `mask` (1-D, of one length, of the numpy type
+    of `dtype`: made here). `_simple_new` skips the checks of the public constructor (1 us of the
+    2-5 us a small column costs); a pandas without it gets the public one."""
+    masked = _MASKED[dtype]
+    if _SIMPLE_NEW:
+        return masked._simple_new(data, mask)
+    return masked(data, mask)
+
+
+def _simple_new_works() -> bool:
+    """Whether the masked arrays' private `_simple_new(values, mask)` builds the same array as their
+    constructor (checked once per process, on one array of each dtype)."""
+    samples: tuple[tuple[str, list[Any]], ...] = ((INT, [3, 0]), (FLT, [0.5, 0.0]), (BOOL, [True, False]))
+    for dtype, values in samples:
+        masked = _MASKED[dtype]
+        data: np.ndarray = np.array(values, dtype=_NUMPY_TYPES[dtype])
+        mask: np.ndarray = np.array([False, True])
+        try:
+            made = masked._simple_new(data.copy(), mask.copy())
+        except (AttributeError, TypeError):
+            return False
+        expected = masked(data.copy(), mask.copy())
+        if (
+            type(made) is not type(expected)
+            or made.dtype != expected.dtype
+            or made.tolist() != expected.tolist()
+        ):
+            return False
+    return True
+
+
+_SIMPLE_NEW = _simple_new_works()
+
+
 def _all_none(values: Sequence[Any]) -> bool:
     """Whether every value is None (`count` runs in C; a value that cannot be compared with None, such
-    as pd.NA, is not None)."""
-    if not isinstance(values, list | tuple):
+    as pd.NA, is not None). A column whose first value is there is not counted: counting a full column
+    costs 10-15 ns a cell, counting one of None (identity) less than 1."""
+    if not isinstance(values, list | tuple) or values[0] is not None:
         return False
     try:
         return values.count(None) == len(values)
@@ -467,9 +558,8 @@ def _writable(array: np.ndarray) -> np.ndarray:
 
 def _missing_array(dtype: str, length: int) -> Any:
     """A column of `length` <NA> of `dtype`, as `_typed_array` makes one from a list of None."""
-    masked = _MASKED.get(dtype)
-    if masked is not None:
-        return masked(np.zeros(length, dtype=_NUMPY_TYPES[dtype]), np.ones(length, dtype=bool))
+    if dtype in _MASKED:
+        return _masked_array(dtype, np.zeros(length, dtype=_NUMPY_TYPES[dtype]), np.ones(length, dtype=bool))
     if dtype == STR and _ARROW_STRINGS:
         return pd.arrays.ArrowStringArray(pa.nulls(length, pa.large_string()))
     return pd.array([None] * length, dtype=dtype)  # type: ignore[call-overload]

@@ -174,14 +174,14 @@ def test_bad_files_are_recorded_and_the_run_goes_on(tmp_path, monkeypatch):
 
     import logscope.audit.worker as worker
 
-    real_parse = worker.parse
+    real_parse = worker.parse_stream
 
-    def parse(path):
-        if str(path).endswith("crash.log"):
+    def parse_stream(stream, blocks=None):
+        if str(stream.path).endswith("crash.log"):
             raise RuntimeError("boom")
-        return real_parse(path)
+        return real_parse(stream, blocks)
 
-    monkeypatch.setattr(worker, "parse", parse)
+    monkeypatch.setattr(worker, "parse_stream", parse_stream)
     db = tmp_path / "a.duckdb"
     report = audit([str(logs)], db)
     assert report.discovered == 7
@@ -200,7 +200,7 @@ def test_bad_files_are_recorded_and_the_run_goes_on(tmp_path, monkeypatch):
     assert report.statuses == {"ok": 3, "rejected": 3, "error": 1}
     assert {f[1] for f in report.failures} == {"rejected", "error"}
     # Failed content is not retried on a plain re-run; --retry-failed re-reads it.
-    monkeypatch.setattr(worker, "parse", real_parse)
+    monkeypatch.setattr(worker, "parse_stream", real_parse)
     assert audit([str(logs)], db).audited == 0
     retried = audit([str(logs)], db, AuditOptions(retry_failed=True))
     assert retried.audited == 4 and retried.statuses["ok"] == 1

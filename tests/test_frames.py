@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 import logscope
+from logscope import frames
 from logscope.analysis.derived import _records
 from logscope.frames import (
     BOOL,
@@ -123,3 +124,103 @@ def test_replace_columns_equals_rebuilding_from_rows(path: Path) -> None:
     }
     pd.testing.assert_frame_equal(replace_columns("memory", memory, changed), build_frame("memory", records))
     assert memory["padding_bytes"].tolist()[0] == 167537  # the frame it started from is unchanged
+
+
+def test_masked_columns_without_the_private_constructor(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`_simple_new` is private pandas API: the public constructor builds the same frame."""
+    rows = [*_ROWS, {"build_index": 3, "weight_bytes": 7, "reuse_rate": 0.125}]
+    fast = build_frame("memory", rows)
+    flags = build_frame("layers", [{"headerless": True, "line": 1}, {"headerless": None, "line": 2}])
+    monkeypatch.setattr(frames, "_SIMPLE_NEW", False)
+    pd.testing.assert_frame_equal(build_frame("memory", rows), fast)
+    pd.testing.assert_frame_equal(
+        build_frame("layers", [{"headerless": True, "line": 1}, {"headerless": None, "line": 2}]), flags
+    )
+    pd.testing.assert_frame_equal(fast, _reference("memory", rows))
+
+
+def test_the_private_constructor_is_checked_before_use(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert frames._simple_new_works()  # the pandas installed here has it
+    for masked in (pd.arrays.IntegerArray, pd.arrays.FloatingArray, pd.arrays.BooleanArray):
+        for owner in masked.__mro__:  # a pandas without it: gone from every class that defines it
+            if "_simple_new" in vars(owner):
+                monkeypatch.delattr(owner, "_simple_new")
+    assert not frames._simple_new_works()
+
+
+def test_object_cells_stay_one_per_row_and_missing_only_cells_are_missing() -> None:
+    """Lists of one length are cells, not the rows of a 2-D array; pd.NA cells make a <NA> column."""
+    rows = [{"removed_nodes": ["a", "b"], "line": 1}, {"removed_nodes": ["c", "d"], "line": 2}]
+    frame = build_frame("fusions", rows)
+    assert (
+        frame["removed_nodes"].tolist() == [["a", "b"], ["c", "d"]] and frame["removed_nodes"].dtype == object
+    )
+    pd.testing.assert_frame_equal(frame, _reference("fusions", rows))
+    missing = build_frame("memory", [{"weight_bytes": pd.NA, "source": pd.NA}, {"weight_bytes": None}])
+    assert missing["weight_bytes"].isna().all() and missing["source"].isna().all()
+    assert [str(t) for t in missing.dtypes] == list(SCHEMAS["memory"].values())
+
+
+def test_tensor_arrays_read_each_column_as_its_series_does() -> None:
+    """`analysis.pool.tensor_arrays` (what the pools and the derived figures compute from) holds the
+    values and the known cells the Series give, missing cells and other tables included."""
+    from logscope.analysis.pool import tensor_arrays
+
+    rows = [
+        {
+            "build_index": 0,
+            "table": "feature",
+            "start_offset": 16,
+            "end_offset": 48,
+            "size_bytes": 32,
+            "line": 5,
+        },
+        {
+            "build_index": None,
+            "table": "const",
+            "start_offset": None,
+            "size_bytes": 8,
+            "padding_bytes": -2,
+            "line": 6,
+        },
+        {"build_index": 1, "table": None, "end_offset": 4, "op_id": 3, "logical_bytes": 9, "line": 7},
+    ]
+    tensors = build_frame("tensors", rows)
+    arrays = tensor_arrays(tensors)
+    columns = {
+        "build": "build_index",
+        "start": "start_offset",
+        "end": "end_offset",
+        "size": "size_bytes",
+        "line": "line",
+        "op_id": "op_id",
+        "padding": "padding_bytes",
+        "logical": "logical_bytes",
+    }
+    for field, column in columns.items():
+        values, known = getattr(arrays, field)
+        assert values.tolist() == tensors[column].to_numpy(dtype="int64", na_value=0).tolist()
+        assert known.tolist() == tensors[column].notna().tolist()
+    assert arrays.feature.tolist() == [True, False, False] and arrays.const.tolist() == [False, True, False]
+    assert arrays.usable.tolist() == [True, False, False]
+
+
+def test_rows_in_schema_order_convert_as_the_columns_do() -> None:
+    """Tuple rows of every column in schema order are converted as rows of one Arrow struct; a cell
+    that fails there (an integer beyond int64, a flag given as text) sends the rows column by column,
+    with the same outcome as dict rows."""
+    columns = list(SCHEMAS["tensors"])
+    base = dict.fromkeys(columns)
+    rows = [
+        base | {"build_index": 0, "table": "feature", "start_offset": 16, "star_flag": True, "line": 3},
+        base | {"build_index": 0, "table": None, "size_bytes": 8, "star_flag": False, "line": 4},
+    ]
+    as_tuples = build_frame("tensors", [tuple(r[c] for c in columns) for r in rows], columns)
+    pd.testing.assert_frame_equal(as_tuples, build_frame("tensors", rows))
+    pd.testing.assert_frame_equal(as_tuples, _reference("tensors", rows))
+    wide = [*rows, base | {"start_offset": 2**70, "line": 5}]
+    fallback = build_frame("tensors", [tuple(r[c] for c in columns) for r in wide], columns)
+    assert fallback["start_offset"].tolist() == [16, pd.NA, pd.NA]
+    pd.testing.assert_frame_equal(fallback, build_frame("tensors", wide))
+    with pytest.raises(ValueError):
+        build_frame("tensors", [(*(r[c] for c in columns), None) for r in rows], columns)

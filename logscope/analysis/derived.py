@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from logscope.analysis.pool import build_extents, printed_internals
+from logscope.analysis.pool import TensorArrays, build_extents, printed_internals, tensor_arrays
 from logscope.frames import build_frame, replace_columns
 from logscope.model import ParsedLog
 
@@ -52,7 +52,9 @@ def derive_memory(
     checks: list[dict[str, Any]] = []
     if tensors.empty:
         return out, checks
-    for build_index, rows, extent in build_extents(tensors, printed_internals(memory), with_null_build=False):
+    arrays = tensor_arrays(tensors)  # each column read once, for the pool and the table figures
+    internals = printed_internals(memory)
+    for build_index, rows, extent in build_extents(tensors, internals, with_null_build=False, arrays=arrays):
         # Rows with a size but no offsets (cut or emptied cells) are not usable: no span from them, never 0.
         span, total = extent.span_bytes, extent.sum_bytes
         out[build_index] = {
@@ -72,41 +74,33 @@ def derive_memory(
                     "line": min(rows.line),
                 }
             )
-    _table_figures(tensors, out, checks)
+    _table_figures(tensors, arrays, out, checks)
     return dict(sorted(out.items())), checks
 
 
 def _table_figures(
-    tensors: pd.DataFrame, out: dict[Any, dict[str, Any]], checks: list[dict[str, Any]]
+    tensors: pd.DataFrame, arrays: TensorArrays, out: dict[Any, dict[str, Any]], checks: list[dict[str, Any]]
 ) -> None:
     """Padding, logical and const figures per build into `out`, broken padding invariants into `checks`.
 
     Per build over the rows with a Size and a build: the feature rows' `logical_feature_bytes` (sum of
     the known logical sizes, None when none is known) and `padding_bytes` (over the rows whose padding
-    passes the invariant; None when none does), the const rows' span and sum. Computed on numpy arrays
-    grouped by sorting, with int64 sums as pandas' were: no groupby call per log.
+    passes the invariant; None when none does), the const rows' span and sum. Computed on the frame's
+    `tensor_arrays` grouped by sorting, with int64 sums as pandas' were: no groupby call per log.
     """
-    build = tensors["build_index"]
-    sized = (tensors["size_bytes"].notna() & build.notna()).to_numpy(dtype=bool)
+    sized = arrays.size.known & arrays.build.known
     if not sized.any():
         return
-    # The table names as objects, compared by numpy: one conversion instead of a pandas comparison
-    # (a pyarrow cast and a boxed scalar) per table name.
-    table = tensors["table"].to_numpy(dtype=object, na_value=None)  # type: ignore[call-overload]
-    feature = sized & (table == "feature")
-    padding = tensors["padding_bytes"]
-    known = padding.notna().to_numpy(dtype=bool)
-    pad = padding.to_numpy(dtype="int64", na_value=0)
-    size = tensors["size_bytes"].to_numpy(dtype="int64", na_value=0)
+    feature = sized & arrays.feature
+    known, pad = arrays.padding.known, arrays.padding.values
+    size = arrays.size.values
     sound = known & (pad >= 0) & (pad <= size)
     broken = np.flatnonzero(feature & known & ~sound)
     if len(broken):
         for row in tensors.iloc[broken].itertuples(index=False):
             checks.append(_padding_check(row))
-    builds = build.to_numpy(dtype="int64", na_value=0)
-    logical = tensors["logical_bytes"]
-    logical_known = logical.notna().to_numpy(dtype=bool)
-    logical_values = logical.to_numpy(dtype="int64", na_value=0)
+    builds = arrays.build.values
+    logical_known, logical_values = arrays.logical.known, arrays.logical.values
     for index, rows in _groups(builds, feature):
         figures = out.setdefault(index, {})
         count = int(logical_known[rows].sum())
@@ -115,13 +109,9 @@ def _table_figures(
         )
         good = rows[sound[rows]]
         figures["padding_bytes"] = int(pad[good].sum()) if len(good) else None
-    start = tensors["start_offset"]
-    end = tensors["end_offset"]
-    start_known = start.notna().to_numpy(dtype=bool)
-    end_known = end.notna().to_numpy(dtype=bool)
-    starts = start.to_numpy(dtype="int64", na_value=0)
-    ends = end.to_numpy(dtype="int64", na_value=0)
-    for index, rows in _groups(builds, sized & (table == "const")):
+    start_known, starts = arrays.start.known, arrays.start.values
+    end_known, ends = arrays.end.known, arrays.end.values
+    for index, rows in _groups(builds, sized & arrays.const):
         with_start, with_end = rows[start_known[rows]], rows[end_known[rows]]
         span = (
             int(ends[with_end].max() - starts[with_start].min())

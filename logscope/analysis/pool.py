@@ -328,15 +328,69 @@ def usable_feature_rows(tensors: pd.DataFrame) -> pd.DataFrame:
 
 def _usable(tensors: pd.DataFrame) -> np.ndarray:
     """Feature rows with Start, End and Size known (`isna` of the arrays: no Series per test)."""
+    return tensor_arrays(tensors).usable
+
+
+def _equals(column: pd.Series, text: str) -> np.ndarray:
+    """Which cells of a text column are `text` (a missing cell is not), compared in Arrow when the
+    column is Arrow-backed: no Python string per cell."""
+    if isinstance(column.dtype, pd.StringDtype) and column.dtype.storage == "pyarrow":
+        equal = pc.fill_null(pc.equal(pa.array(column.array), text), False)
+        return np.asarray(equal.to_numpy(zero_copy_only=False), dtype=bool)
+    return (column == text).to_numpy(dtype=bool, na_value=False)
+
+
+class _IntColumn(NamedTuple):
+    values: np.ndarray  # int64, 0 where missing
+    known: np.ndarray  # bool
+
+
+def _int_column(tensors: pd.DataFrame, name: str) -> _IntColumn:
+    array = tensors[name].array
+    return _IntColumn(
+        np.asarray(array.to_numpy(dtype="int64", na_value=0), dtype=np.int64),
+        ~np.asarray(array.isna(), dtype=bool),
+    )
+
+
+class TensorArrays(NamedTuple):
+    """The columns of a `tensors` frame the pool and the derived figures read, as numpy arrays.
+
+    Read once per frame by whoever computes from it (`logscope.analysis.derived` passes them on to
+    `build_extents`): each column is looked up and converted once per log, where the figures used to
+    look up and convert a column for every test on it (40 lookups and conversions a log)."""
+
+    build: _IntColumn
+    start: _IntColumn
+    end: _IntColumn
+    size: _IntColumn
+    line: _IntColumn
+    op_id: _IntColumn
+    padding: _IntColumn
+    logical: _IntColumn
+    feature: np.ndarray  # table == "feature"
+    const: np.ndarray  # table == "const"
+    usable: np.ndarray  # feature rows with Start, End and Size known
+
+
+def tensor_arrays(tensors: pd.DataFrame) -> TensorArrays:
+    """The `TensorArrays` of `tensors` (a frame with the `tensors` schema's columns)."""
+    start, end, size = (_int_column(tensors, c) for c in ("start_offset", "end_offset", "size_bytes"))
     table = tensors["table"]
-    if isinstance(table.dtype, pd.StringDtype) and table.dtype.storage == "pyarrow":
-        feature = pc.fill_null(pc.equal(pa.array(table.array), "feature"), False)
-        mask = np.asarray(feature.to_numpy(zero_copy_only=False), dtype=bool)
-    else:
-        mask = (table == "feature").to_numpy(dtype=bool, na_value=False)
-    for name in ("size_bytes", "start_offset", "end_offset"):
-        mask &= ~np.asarray(tensors[name].array.isna(), dtype=bool)
-    return mask
+    feature = _equals(table, "feature")
+    return TensorArrays(
+        build=_int_column(tensors, "build_index"),
+        start=start,
+        end=end,
+        size=size,
+        line=_int_column(tensors, "line"),
+        op_id=_int_column(tensors, "op_id"),
+        padding=_int_column(tensors, "padding_bytes"),
+        logical=_int_column(tensors, "logical_bytes"),
+        feature=feature,
+        const=_equals(table, "const"),
+        usable=feature & size.known & start.known & end.known,
+    )
 
 
 @dataclass(frozen=True)
@@ -390,13 +444,15 @@ def build_extents(
     tensors: pd.DataFrame,
     internals: Mapping[int | None, tuple[int | None, int | None]],
     with_null_build: bool = True,
+    arrays: TensorArrays | None = None,
 ) -> Iterator[tuple[int | None, _Rows, _Extent]]:
     """Where the pool of every build lies (no lifetimes, no steps): its usable feature rows
     (`usable_feature_rows`) with the pool-resident flag of each, and `start_offset`, `span_bytes`,
     `sum_bytes` and `table_span_bytes` (max(End) - min(Start) over every row, rows outside the pool
     too); the module docstring defines them. Builds ascending, rows outside any build last (left out
     with `with_null_build=False`). `logscope.analysis.derived` fills the memory frame from this at
-    parse time and `feature_pools` builds each `FeaturePool` on it: one definition.
+    parse time and `feature_pools` builds each `FeaturePool` on it: one definition. `arrays` are the
+    frame's `tensor_arrays` when the caller has read them already.
 
     The columns are read once into numpy arrays and plain lists; a log with hundreds of builds pays
     no pandas call per build. The resident test is computed in float64, as the figures always were.
@@ -407,7 +463,7 @@ def build_extents(
     if cached is not None and cached[0] is tensors and cached[1] == internals:
         extents = cached[2]
     else:
-        extents = list(_build_extents(tensors, internals))
+        extents = list(_build_extents(tensors, internals, arrays or tensor_arrays(tensors)))
         _EXTENTS["last"] = (tensors, dict(internals), extents)  # one log at a time
     for extent in extents:
         if with_null_build or extent[0] is not None:
@@ -418,20 +474,21 @@ _EXTENTS: dict[str, tuple[pd.DataFrame, dict[int | None, Any], list[tuple[int | 
 
 
 def _build_extents(
-    tensors: pd.DataFrame, internals: Mapping[int | None, tuple[int | None, int | None]]
+    tensors: pd.DataFrame,
+    internals: Mapping[int | None, tuple[int | None, int | None]],
+    arrays: TensorArrays,
 ) -> Iterator[tuple[int | None, _Rows, _Extent]]:
-    positions = np.flatnonzero(_usable(tensors))
+    positions = np.flatnonzero(arrays.usable)
     if not len(positions):
         return
-    builds = tensors["build_index"].to_numpy(dtype="float64", na_value=np.nan)[positions]
-    null = np.isnan(builds)
-
-    def column(name: str) -> np.ndarray:
-        return tensors[name].to_numpy(dtype="int64", na_value=0)[positions]
-
-    start, end, size, line = (column(c) for c in ("start_offset", "end_offset", "size_bytes", "line"))
-    op_known = ~tensors["op_id"].array.isna()[positions]
-    op_id = column("op_id")
+    build = arrays.build
+    null = ~build.known[positions]
+    builds = build.values[positions].astype("float64")
+    start, end, size, line, op_id = (
+        column.values[positions]
+        for column in (arrays.start, arrays.end, arrays.size, arrays.line, arrays.op_id)
+    )
+    op_known = arrays.op_id.known[positions]
     names = text_cells(tensors["name"], positions)
     # Builds ascending, the null build last; the frame's row order inside a build.
     keys = np.where(null, np.inf, builds)

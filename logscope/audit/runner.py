@@ -161,9 +161,13 @@ def audit(
     t0 = time.perf_counter()
     files = discover(paths, options.patterns)
     report = AuditReport(str(db), options.engine, options.jobs, discovered=len(files), paths=files)
+    if files and options.engine == "local" and options.jobs > 1:
+        start_pool_server()  # it imports logscope while this process opens the store and plans
     with Store(db) as store:
         writer = _Writer(store, report, options, progress)
         tasks = writer.plan(files)
+        if options.engine == "dask" or options.jobs > 1:
+            tasks = writer.largest_first(tasks)
         report.to_audit = len(tasks)
         if progress is not None:
             progress.start(len(tasks))
@@ -250,6 +254,7 @@ class _Writer:
         self.batch_started = 0.0
         self.batch_results: list[FileResult] = []
         self.copies: list[tuple[str, str, os.stat_result]] = []  # paths whose content is being audited
+        self.sizes: dict[str, int] = {}  # bytes of each path planned for auditing
         self.url_config: Config | None = None  # the configuration of URL inputs, resolved once
         self.committed = 0
 
@@ -308,10 +313,19 @@ class _Writer:
                 self._note_path(path, sha256, st.st_size, st.st_mtime_ns)
                 continue
             pending.add(sha256)
+            self.sizes[path] = st.st_size
             tasks.append(FileTask(path, sha256, opts.config, opts.overrides))
         if self.batch_paths:  # paths of known content: one transaction before any parsing
             self.flush()
         return tasks
+
+    def largest_first(self, tasks: list[FileTask]) -> list[FileTask]:
+        """The tasks, largest file first (in plan order among equal sizes): a pool whose last task is
+        a big log waits for it with its other workers idle; dispatched first, it runs while the
+        small ones fill the other workers. Results come in as they complete whatever the order, so
+        only how soon the last one comes changes."""
+        sizes = self.sizes
+        return sorted(tasks, key=lambda task: -sizes.get(task.path, 0))
 
     def _plan_object(self, url: str) -> FileTask | None:
         """An object-store URL: skipped when its size, mtime and ETag are those recorded, else a task
@@ -334,6 +348,7 @@ class _Writer:
         ):
             self.report.unchanged += 1
             return None
+        self.sizes[url] = info.size
         if self.url_config is None:  # no folder to find a logscope.toml in: the working directory's
             self.url_config = self.options.config or resolve_config(None)
         return FileTask(url, None, self.url_config, self.options.overrides)
@@ -491,19 +506,37 @@ def _died(task: FileTask, reason: str) -> FileResult:
 
 
 def _pool(jobs: int) -> ProcessPoolExecutor:
+    # Never a plain fork of this process (its DuckDB connection and threads, the progress bar's, the
+    # native threads numpy and arrow start on import): workers fork from a fork server that imported
+    # logscope and compiled its grammars once (_preload), or are spawned where there is no fork server.
+    context = _pool_context()
+    return ProcessPoolExecutor(jobs, mp_context=context, initializer=_init_worker, initargs=(os.getpid(),))
+
+
+def _pool_context() -> Any:
     import multiprocessing
 
-    # Never a plain fork of this process (its DuckDB connection and threads, the progress bar's): workers
-    # fork from a fork server that imported logscope and compiled its grammars once (_preload), or are
-    # spawned where there is no fork server.
-    context: multiprocessing.context.BaseContext
     try:
         forkserver = multiprocessing.get_context("forkserver")
-        forkserver.set_forkserver_preload(["logscope.audit._preload"])
-        context = forkserver
     except ValueError:
-        context = multiprocessing.get_context("spawn")
-    return ProcessPoolExecutor(jobs, mp_context=context, initializer=_init_worker, initargs=(os.getpid(),))
+        return multiprocessing.get_context("spawn")
+    forkserver.set_forkserver_preload(["logscope.audit._preload"])
+    return forkserver
+
+
+def start_pool_server() -> None:
+    """Start the local pool's fork server now, without waiting for it. Its preload (importing logscope
+    and compiling the grammars, about 0.6 s of CPU) then runs while this process opens the store,
+    plans and hashes, instead of after them: the pool's first workers fork from a server that is
+    ready. The server outlives one audit (later pools fork from it too), as it did when the first pool
+    started it; where there is no fork server (spawn) this does nothing."""
+    context = _pool_context()
+    if context.get_start_method() != "forkserver":
+        return
+    from multiprocessing import forkserver
+
+    with contextlib.suppress(OSError, ValueError):  # the pool reports a failure to start, not this
+        forkserver.ensure_running()
 
 
 @contextlib.contextmanager
@@ -571,13 +604,13 @@ def run_pool(
 ) -> Iterator[FileResult]:
     """`function` over `tasks` on a local process pool, results as they complete.
 
-    At most 2 x `jobs` files are in flight, so memory is bounded and Ctrl-C stops quickly. If a worker
-    dies, the files in flight are retried one at a time on a fresh pool; the one that kills its worker
-    alone is returned as an `error` result.
+    At most `IN_FLIGHT` x `jobs` files are in flight, so memory is bounded and Ctrl-C stops quickly. If
+    a worker dies, the files in flight are retried one at a time on a fresh pool; the one that kills its
+    worker alone is returned as an `error` result.
     """
     queue: deque[FileTask] = deque(tasks)
     suspects: deque[FileTask] = deque()
-    limit = 2 * jobs
+    limit = IN_FLIGHT * jobs
     executor = _pool(jobs)
     inflight: dict[Future[FileResult], FileTask] = {}
     isolating = False  # True while one suspect runs alone
@@ -627,6 +660,11 @@ def run_pool(
     finally:
         executor.shutdown(wait=False, cancel_futures=True)
 
+
+# Files in flight per worker: each has the one it runs and the next ones queued, enough to keep it busy
+# while this process commits a batch (about 3 ms of DuckDB work per CI log, 64 logs at a time); with 2,
+# the workers of a 2-core machine ran dry during each commit.
+IN_FLIGHT = 4
 
 _WORKER_DIED = "a worker process died while auditing this file (killed, or out of memory)"
 

@@ -154,7 +154,7 @@ class RknnAssembler(ToolkitLogger):
         frames["memory"] = build_frame("memory", memory)
         frames["perf_totals"] = build_frame("perf_totals", perf_totals)
         total = sum(self.counts.values())
-        kind = _log_kind(frames, self.counts)
+        kind = _log_kind(builds, self.counts)
         return ParsedLog(
             source=self.text.path,
             kind=kind,
@@ -178,9 +178,10 @@ def _build_kind(b: _Build) -> str:
     return "session"
 
 
-def _log_kind(frames: dict[str, Any], counts: dict[str, int]) -> str:
-    builds = frames["builds"]
-    if len(builds) and (builds["kind"] == "build").any():
+def _log_kind(builds: list[dict[str, Any]], counts: dict[str, int]) -> str:
+    """`rknn-build` when a build row is of kind `build` (read from the rows the `builds` frame is made of:
+    a comparison on the frame cost 0.4 ms a log)."""
+    if any(b["kind"] == "build" for b in builds):
         return "rknn-build"
     if counts["structural"] + counts["message"] + counts["noise"]:
         return "rknn-log"

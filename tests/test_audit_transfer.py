@@ -1,0 +1,129 @@
+"""The audit's parallel path: what a worker sends back, how it hashes, the order tasks are dispatched in,
+and a pool audit storing exactly what an in-process audit stores."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import pickle
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+import logscope
+from logscope.audit import AuditOptions, FileTask, audit, audit_file, runner, worker
+from logscope.audit.store import FRAME_TABLES, table_columns
+from logscope.rules import analyze_log, resolve_config
+from tests.conftest import FIXTURES, MOBILENET
+from tests.test_audit import content
+
+MCU = sorted((FIXTURES / "mcu").rglob("*.txt"))[:6]
+
+
+def test_a_result_pickles_its_tables_as_ipc_and_comes_back_equal() -> None:
+    result = audit_file(FileTask(str(MOBILENET)))
+    assert result.status == "ok" and result.tables
+    state = result.__getstate__()
+    assert all(isinstance(data, pa.Buffer) for data in state["tables"].values())
+    back = pickle.loads(pickle.dumps(result))
+    assert back.row == result.row and back.sha256 == result.sha256 and back.path == result.path
+    assert back.tables.keys() == result.tables.keys()
+    for name, table in result.tables.items():
+        assert back.tables[name].schema.equals(table.schema, check_metadata=True), name
+        assert back.tables[name].equals(table), name
+
+
+def test_a_result_pickled_with_tables_as_they_are_still_loads() -> None:
+    result = audit_file(FileTask(str(MOBILENET)))
+    state = dict(result.__dict__)  # what a logscope without the IPC state sent
+    back = worker.FileResult.__new__(worker.FileResult)
+    back.__setstate__(state)
+    assert all(back.tables[name].equals(t) for name, t in result.tables.items())
+
+
+def test_a_result_without_tables_round_trips() -> None:
+    result = worker.FileResult("x.log", "", "rejected", "x.log: empty", {}, {}, 0, 0)
+    back = pickle.loads(pickle.dumps(result))
+    assert back == result
+
+
+def test_the_parse_hash_is_the_file_hash(tmp_path: Path) -> None:
+    plain = tmp_path / "plain.log"
+    shutil.copy(MOBILENET, plain)
+    packed = tmp_path / "packed.log.gz"
+    packed.write_bytes(gzip.compress(MOBILENET.read_bytes()))
+    for path in (plain, packed):
+        result = audit_file(FileTask(str(path)))
+        expected = hashlib.sha256(path.read_bytes()).hexdigest()
+        assert result.status == "ok"
+        assert result.sha256 == expected == result.row["sha256"] == worker.hash_file(str(path))
+    # A file the parse refuses is hashed all the same.
+    binary = tmp_path / "binary.log"
+    binary.write_bytes(b"\x00\x01\x02\xff" * 100)
+    refused = audit_file(FileTask(str(binary)))
+    assert refused.status == "rejected"
+    assert refused.sha256 == hashlib.sha256(binary.read_bytes()).hexdigest()
+
+
+@pytest.mark.parametrize("path", [MOBILENET, *MCU], ids=lambda p: Path(p).name)
+def test_column_values_give_what_the_public_api_gives(path: Path, monkeypatch) -> None:
+    log = analyze_log(logscope.parse(path), resolve_config(None))
+    columns = table_columns()
+    for name in FRAME_TABLES:
+        frame = log.frames.get(name)
+        if frame is None or len(frame) == 0:
+            continue
+        fast = worker.frame_to_arrow(frame, columns[name])
+        with monkeypatch.context() as m:  # a pandas without the block manager's `iget_values`
+            m.delattr(type(frame._mgr), "iget_values")
+            assert getattr(frame._mgr, "iget_values", None) is None
+            public = worker.frame_to_arrow(frame, columns[name])
+        assert fast.schema.equals(public.schema, check_metadata=True)
+        assert fast.equals(public), name
+
+
+def test_tasks_are_dispatched_largest_first(tmp_path: Path) -> None:
+    sizes = {"a.log": 10, "b.log": 300, "c.log": 10, "d.log": 50}
+    paths = []
+    for name, size in sizes.items():
+        path = tmp_path / name
+        path.write_text("x" * size)
+        paths.append(str(path))
+    tasks = [FileTask(p) for p in paths]
+    writer = runner._Writer.__new__(runner._Writer)
+    writer.sizes = {p: sizes[Path(p).name] for p in paths}
+    ordered = [Path(t.path).name for t in writer.largest_first(tasks)]
+    assert ordered == ["b.log", "d.log", "a.log", "c.log"]  # equal sizes keep their plan order
+
+
+def test_a_pool_audit_stores_what_an_in_process_audit_stores(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for path in [*sorted((FIXTURES / "rknn").glob("*.log"))[:8], MOBILENET, *MCU]:
+        shutil.copy(path, logs / path.name)
+    shutil.copy(MOBILENET, logs / "copy-of-mobilenet.log")  # one content, two paths
+    one = audit([str(logs)], tmp_path / "one.duckdb", AuditOptions(jobs=1))
+    two = audit([str(logs)], tmp_path / "two.duckdb", AuditOptions(jobs=2))
+    assert one.audited == two.audited and one.known == two.known == 1
+    assert one.statuses == two.statuses and one.rows == two.rows and one.findings == two.findings
+    a, b = content(tmp_path / "one.duckdb"), content(tmp_path / "two.duckdb")
+    for name in a:
+        pd.testing.assert_frame_equal(a[name], b[name], check_like=False)
+
+
+def test_starting_the_pool_server_early_is_harmless_without_a_fork_server(monkeypatch) -> None:
+    import multiprocessing
+
+    get_context = multiprocessing.get_context
+
+    def no_forkserver(method: str | None = None):
+        if method == "forkserver":
+            raise ValueError("no fork server here")
+        return get_context(method)
+
+    monkeypatch.setattr(multiprocessing, "get_context", no_forkserver)
+    runner.start_pool_server()  # spawn: nothing to start, no error
+    assert runner._pool_context().get_start_method() == "spawn"
