@@ -21,7 +21,7 @@ from logscope.io import LogStream
 from logscope.model import ParsedLog
 from logscope.parsers.grammar import MAX_BLANK_RUN, load_line_grammar
 from logscope.parsers.rknn.state import BOUNDARIES, _Build
-from logscope.parsers.rknn.table_runs import tensor_row_regex
+from logscope.parsers.rknn.table_runs import JOINED_RUN, joined_rows, line_bound, table_readers, tensor_row_regex
 from tests.conftest import FIXTURES
 
 RKNN_LOGS = sorted((FIXTURES / "rknn").glob("*.log")) + sorted((FIXTURES / "synthetic").glob("*.log"))
@@ -46,6 +46,7 @@ def one_by_one(monkeypatch: pytest.MonkeyPatch) -> None:
     full = lexer.row_matcher("NATIVE_PREFIX", "TENSOR_ROW").match.__self__  # type: ignore[attr-defined]
     monkeypatch.setattr(rknn_parser, "run_from", lambda match, first, lines, start: [first])
     monkeypatch.setattr(rknn_parser, "tensor_row_regex", lambda lexer: full)
+    monkeypatch.setattr(rknn_parser, "table_readers", lambda lexer: (None, None, None))
 
 
 def both_ways(parse, monkeypatch: pytest.MonkeyPatch) -> tuple[ParsedLog, ParsedLog]:  # type: ignore[no-untyped-def]
@@ -205,18 +206,31 @@ def test_runs_parse_as_line_by_line(monkeypatch: pytest.MonkeyPatch, segments: l
 
 
 def test_the_runs_are_taken(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Fixture 09's tables and pass markers are read as runs, not a line at a time."""
+    """Fixture 09's tables and pass markers are read as runs, not a line at a time: the markers
+    matched line after line, the tables' rows from their lines joined."""
     taken: list[int] = []
+    joined: list[int] = []
     real = rknn_parser.run_from
+    readers = table_readers(load_line_grammar("rknn").lexer)
+    assert None not in readers
 
     def counting(match, first, lines, start):  # type: ignore[no-untyped-def]
         run = real(match, first, lines, start)
         taken.append(len(run))
         return run
 
+    def counted(read):  # type: ignore[no-untyped-def]
+        def reading(lines, start):  # type: ignore[no-untyped-def]
+            rows = read(lines, start)
+            joined.append(len(rows) + 1)
+            return rows
+
+        return reading
+
     monkeypatch.setattr(rknn_parser, "run_from", counting)
+    monkeypatch.setattr(rknn_parser, "table_readers", lambda lexer: tuple(map(counted, readers)))
     parse_text(logscope.io.read_log(MOBILENET))
-    assert sum(taken) >= 95 + 34 + 52 and max(taken) >= 50
+    assert sum(taken) >= 52 and sum(joined) >= 95 + 34 and max(joined) >= 50
 
 
 def _tensor_lines() -> list[str]:

@@ -177,6 +177,9 @@ class CompilerOutput(Evaluation):
         ids, users, names, dtypes, formats, origs, natives, starts, flags, ends, sizes, hits = zip(
             *rows, strict=True
         )
+        # The optional cells: `''` where a run read from joined lines (`table_runs.joined_rows`) found
+        # none, None where a line's match did; either way None (a cell that is there is never empty).
+        formats, natives, hits = ([cell or None for cell in column] for column in (formats, natives, hits))
         current = self.table if self.table in ("feature", "const") else "const"
         # A row with neither NativeShape nor DataFormat is a const row, unless a table says otherwise.
         tables = [
