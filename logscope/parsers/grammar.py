@@ -120,7 +120,7 @@ class Fields(Mapping[str, str | None]):
             values += self._body.group(0, *body_indices)  # type: ignore[union-attr]
         if prefix_indices:
             values += self._prefix.group(0, *prefix_indices)  # type: ignore[union-attr]
-        return pick(values)  # type: ignore[no-any-return]
+        return pick(values)
 
     def _plan(self, names: tuple[str, ...]) -> tuple[tuple[int, ...], tuple[int, ...], Callable[[Any], Any]]:
         """(body group indices, prefix group indices, a function picking `names` in order out of

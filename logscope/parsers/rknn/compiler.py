@@ -181,8 +181,10 @@ class CompilerOutput(Evaluation):
         )
         # The optional cells: `''` where a run read from joined lines (`table_runs.joined_rows`) found
         # none, None where a line's match did; either way None (a cell that is there is never empty).
-        empty = {"": None}.get
-        formats, natives, hits = (list(map(empty, column, column)) for column in (formats, natives, hits))
+        empty: dict[str | None, None] = {"": None}
+        formats, natives, hits = (
+            tuple(map(empty.get, column, column)) for column in (formats, natives, hits)
+        )
         current = self.table if self.table in ("feature", "const") else "const"
         # A row with neither NativeShape nor DataFormat is a const row, unless a table says otherwise.
         tables = [

@@ -117,28 +117,29 @@ JOINED_RUN = 256
 _LINE_END = re.compile(r"(?<!\\)((?:\\\\)*)\\Z")
 _NL_OR_END = "(?=\n|$)"
 _NEWLINE = ord("\n")
-RowReader = Callable[[list[str], int], list[tuple[str, ...]] | None]
+RowReader = Callable[[list[str], int], list[tuple[str | None, ...]] | None]
 
 
 def joined_rows(
     pattern: str, fields: tuple[str, ...], compile: Callable[[str], re.Pattern[str]] = re.compile
 ) -> RowReader | None:
-    """A reader of the rows after a run's first line, or None when exactness cannot be shown.
+    r"""A reader of the rows after a run's first line, or None when exactness cannot be shown.
 
     `pattern` is a whole-line matcher (`match` at the line's start, `\Z` at its end) and `fields` the
     names of its groups to read, in the order they appear in it. `reader(lines, start)` returns the
-    fields (`''` for a group that took no part in the match, where the matcher gives None) of `lines[start]`, `lines[start + 1]`, ... up to the first line the matcher refuses, or
-    that is longer than `MAX_BLANK_RUN`, at most `JOINED_RUN` lines; None when the lines cannot be
-    joined (one holds a newline), and the caller reads them one by one.
+    fields (`''` for a group that took no part in the match, where the matcher gives None) of
+    `lines[start]`, `lines[start + 1]`, ... up to the first line the matcher refuses, or that is
+    longer than `MAX_BLANK_RUN`, at most `JOINED_RUN` lines; None when the lines cannot be joined
+    (one holds a newline), and the caller reads them one by one.
 
     Exactness: the other groups become non-capturing; `\Z` becomes `(?=\n)`; `line_bound` checks that
     nothing else in the pattern can consume a newline or see across one (no `^`, `$`, look-behind,
     newline literal), so at a line's start in `"\n".join(lines) + "\n"` the regex followed by `\n`
-    matches exactly when the matcher matches the line alone, with the same groups. Each field
-    must take part in every match or be at least one character long where it matches (`findall`
-    gives `''` for a group that took no part, so `''` then means None), and the first must be both: a line the
-    regex refuses ends the run through the second branch, which takes the rest of the text and no
-    field (a tuple whose first field is `''`).
+    matches exactly when the matcher matches the line alone, with the same groups. Each field must
+    take part in every match or be at least one character long where it matches (`findall` gives
+    `''` for a group that took no part, so `''` then means None), and the first must be both: a
+    line the regex refuses ends the run through the second branch, which takes the rest of the text
+    and no field (a tuple whose first field is `''`).
     """
     wanted = set(fields)
     kept = _NAMED_GROUP.sub(lambda m: m.group(0) if m.group(1) in wanted else "(?:", pattern)
@@ -148,7 +149,9 @@ def joined_rows(
         parsed = _sre_parser.parse(rewritten)
     except re.error:
         return None
-    if tuple(sorted(regex.groupindex, key=regex.groupindex.__getitem__)) != fields or regex.groups != len(fields):
+    if tuple(sorted(regex.groupindex, key=regex.groupindex.__getitem__)) != fields or regex.groups != len(
+        fields
+    ):
         return None
     if not line_bound(list(parsed), dotall=bool(parsed.state.flags & re.DOTALL)):
         return None
@@ -159,14 +162,14 @@ def joined_rows(
         return None
     findall = regex.findall
 
-    def read(lines: list[str], start: int) -> list[tuple[str, ...]] | None:
+    def read(lines: list[str], start: int) -> list[tuple[str | None, ...]] | None:
         chunk = lines[start : start + JOINED_RUN]
         if not chunk:
             return []
         text = "\n".join(chunk) + "\n"
         if text.count("\n") != len(chunk):
             return None
-        rows: list[tuple[str, ...]] = findall(text)
+        rows: list[tuple[str | None, ...]] = findall(text)
         if rows and not rows[-1][0]:
             rows.pop()
         if rows and max(map(len, chunk[: len(rows)])) > MAX_BLANK_RUN:
@@ -177,7 +180,7 @@ def joined_rows(
 
 
 def line_bound(items: list[Any], dotall: bool = False) -> bool:
-    """True when nothing in the parsed regex (sre's parse) can consume a newline or look past one, but a
+    r"""True when nothing in the parsed regex (sre's parse) can consume a newline or look past one, but a
     `(?=\n)` look-ahead: no `^`, `\A`, `$`, `\Z`, no look-behind, no newline literal, no class or `.`
     that admits a newline. Conservative: a construct this does not model answers False."""
     c = _sre_constants
@@ -279,9 +282,12 @@ def _required_group(items: list[Any], group: int) -> bool:
         elif op is getattr(c, "ATOMIC_GROUP", None):
             if _required_group(list(arg), group):
                 return True
-        elif op in (c.MAX_REPEAT, c.MIN_REPEAT, getattr(c, "POSSESSIVE_REPEAT", c.MAX_REPEAT)):
-            if arg[0] >= 1 and _required_group(list(arg[2]), group):
-                return True
+        elif (
+            op in (c.MAX_REPEAT, c.MIN_REPEAT, getattr(c, "POSSESSIVE_REPEAT", c.MAX_REPEAT))
+            and arg[0] >= 1
+            and _required_group(list(arg[2]), group)
+        ):
+            return True
     return False
 
 
