@@ -50,7 +50,7 @@ from collections.abc import Callable
 from itertools import islice, takewhile
 from typing import Any
 
-from logscope.parsers.grammar import _NAMED_GROUP, MAX_BLANK_RUN, LineLexer
+from logscope.parsers.grammar import _NAMED_GROUP, MAX_BLANK_RUN, LineLexer, _class_admits
 
 _MATCHED = functools.partial(operator.is_not, None)
 # A run's match objects are held until it is read, then freed among the rows that stay: a bound keeps
@@ -195,7 +195,7 @@ def line_bound(items: list[Any], dotall: bool = False) -> bool:
             if dotall:
                 return False
         elif op is c.IN:
-            if _admits_newline(arg):
+            if _class_admits(arg, "\n"):  # (unknown parts admit it)
                 return False
         elif op in (c.MAX_REPEAT, c.MIN_REPEAT, getattr(c, "POSSESSIVE_REPEAT", c.MAX_REPEAT)):
             if not line_bound(list(arg[2]), dotall):
@@ -227,26 +227,6 @@ def line_bound(items: list[Any], dotall: bool = False) -> bool:
         elif op is not c.GROUPREF:  # (a group holds no newline, so neither does its repetition)
             return False
     return True
-
-
-def _admits_newline(items: list[Any]) -> bool:
-    """Whether the character class (sre's IN argument) can match a newline; unknown parts can."""
-    c = _sre_constants
-    negate, hit = False, False
-    for op, arg in items:
-        if op is c.NEGATE:
-            negate = True
-        elif op is c.LITERAL:
-            hit = hit or arg == _NEWLINE
-        elif op is c.RANGE:
-            hit = hit or arg[0] <= _NEWLINE <= arg[1]
-        elif op is c.CATEGORY and arg in (c.CATEGORY_DIGIT, c.CATEGORY_WORD, c.CATEGORY_NOT_SPACE):
-            pass
-        elif op is c.CATEGORY and arg in (c.CATEGORY_NOT_DIGIT, c.CATEGORY_NOT_WORD, c.CATEGORY_SPACE):
-            hit = True
-        else:
-            return True
-    return hit != negate
 
 
 def _group_widths(items: list[Any]) -> dict[int, int]:
