@@ -19,7 +19,7 @@ demo: $(STAMP)
 	$(BIN)/logscope parse $(DEMO_LOG)
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto
 	$(MAKE) --no-print-directory lint
 
 lint: $(STAMP)
