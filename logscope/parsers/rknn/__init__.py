@@ -20,12 +20,12 @@ lines and pass markers matched in C and read column by column (`table_runs`); th
 from __future__ import annotations
 
 import functools
-import gc
 import operator
 import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from logscope.collector import collector_paused
 from logscope.io import LogSource, LogText
 from logscope.model import ParsedLog
 from logscope.parsers.grammar import MAX_BLANK_RUN, Fields, LineLexer, load_line_grammar, refused
@@ -83,13 +83,8 @@ def parse_rknn_blocks(source: LogSource, blocks: Iterable[tuple[list[str], list[
     """
     # Nothing the parse allocates is cyclic garbage; without the collector's repeated scans of the
     # growing row lists (hundreds of thousands of tuples) the parse runs ~10% faster.
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    with collector_paused():
         return _parse_lines(source, blocks)
-    finally:
-        if collecting:
-            gc.enable()
 
 
 def _parse_lines(source: LogSource, blocks: Iterable[tuple[list[str], list[int]]]) -> ParsedLog:
