@@ -333,8 +333,13 @@ def _failing_row_line(name: str, table: list[Any], columns: Sequence[str] | None
                 break
         else:
             return None
+    if not table:
+        return None
     row = table[0]
-    line = row.get("line") if columns is None else (row[at] if at is not None else None)
+    if columns is None:
+        line = row.get("line") if isinstance(row, Mapping) else None
+    else:  # (a row too short to hold the line is itself the failure: no line to name)
+        line = row[at] if at is not None and isinstance(row, Sequence) and at < len(row) else None
     return line if isinstance(line, int) and not isinstance(line, bool) else None
 
 

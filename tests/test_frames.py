@@ -5,6 +5,7 @@ equal to rebuilding the frame from its rows."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -224,3 +225,35 @@ def test_rows_in_schema_order_convert_as_the_columns_do() -> None:
     pd.testing.assert_frame_equal(fallback, build_frame("tensors", wide))
     with pytest.raises(ValueError):
         build_frame("tensors", [(*(r[c] for c in columns), None) for r in rows], columns)
+
+
+def _layer_rows(count: int) -> tuple[list[str], list[tuple[Any, ...]]]:
+    columns = list(frames.SCHEMAS["layers"])
+    rows = []
+    for n in range(count):
+        row: list[Any] = [None] * len(columns)
+        row[columns.index("line")] = 10 + n
+        row[columns.index("layer_id")] = n
+        rows.append(tuple(row))
+    return columns, rows
+
+
+def test_a_failing_row_is_named_by_its_line() -> None:
+    columns, rows = _layer_rows(6)
+    bad = list(rows[4])
+    bad[columns.index("rw_kb")] = "not a number"
+    rows[4] = tuple(bad)
+    with pytest.raises(Exception) as caught:
+        frames.build_frame("layers", rows, columns)
+    assert caught.value.__dict__.get("logscope_where", {}).get("line") == 14
+
+
+def test_a_row_too_short_keeps_its_own_error() -> None:
+    """A row without a line cell names no line, and the error raised is the build's own (looking for
+    the line must not raise an error of its own in its place)."""
+    columns, rows = _layer_rows(6)
+    rows[3] = rows[3][:2]
+    with pytest.raises(Exception) as caught:
+        frames.build_frame("layers", rows, columns)
+    assert not isinstance(caught.value, IndexError)
+    assert "line" not in caught.value.__dict__.get("logscope_where", {})

@@ -21,7 +21,13 @@ from logscope.io import LogStream
 from logscope.model import ParsedLog
 from logscope.parsers.grammar import MAX_BLANK_RUN, load_line_grammar
 from logscope.parsers.rknn.state import BOUNDARIES, _Build
-from logscope.parsers.rknn.table_runs import tensor_row_regex
+from logscope.parsers.rknn.table_runs import (
+    JOINED_RUN,
+    joined_rows,
+    line_bound,
+    table_readers,
+    tensor_row_regex,
+)
 from tests.conftest import FIXTURES
 
 RKNN_LOGS = sorted((FIXTURES / "rknn").glob("*.log")) + sorted((FIXTURES / "synthetic").glob("*.log"))
@@ -46,6 +52,7 @@ def one_by_one(monkeypatch: pytest.MonkeyPatch) -> None:
     full = lexer.row_matcher("NATIVE_PREFIX", "TENSOR_ROW").match.__self__  # type: ignore[attr-defined]
     monkeypatch.setattr(rknn_parser, "run_from", lambda match, first, lines, start: [first])
     monkeypatch.setattr(rknn_parser, "tensor_row_regex", lambda lexer: full)
+    monkeypatch.setattr(rknn_parser, "table_readers", lambda lexer: (None, None, None))
 
 
 def both_ways(parse, monkeypatch: pytest.MonkeyPatch) -> tuple[ParsedLog, ParsedLog]:  # type: ignore[no-untyped-def]
@@ -205,18 +212,31 @@ def test_runs_parse_as_line_by_line(monkeypatch: pytest.MonkeyPatch, segments: l
 
 
 def test_the_runs_are_taken(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Fixture 09's tables and pass markers are read as runs, not a line at a time."""
+    """Fixture 09's tables and pass markers are read as runs, not a line at a time: the markers
+    matched line after line, the tables' rows from their lines joined."""
     taken: list[int] = []
+    joined: list[int] = []
     real = rknn_parser.run_from
+    readers = table_readers(load_line_grammar("rknn").lexer)
+    assert None not in readers
 
     def counting(match, first, lines, start):  # type: ignore[no-untyped-def]
         run = real(match, first, lines, start)
         taken.append(len(run))
         return run
 
+    def counted(read):  # type: ignore[no-untyped-def]
+        def reading(lines, start):  # type: ignore[no-untyped-def]
+            rows = read(lines, start)
+            joined.append(len(rows) + 1)
+            return rows
+
+        return reading
+
     monkeypatch.setattr(rknn_parser, "run_from", counting)
+    monkeypatch.setattr(rknn_parser, "table_readers", lambda lexer: tuple(map(counted, readers)))
     parse_text(logscope.io.read_log(MOBILENET))
-    assert sum(taken) >= 95 + 34 + 52 and max(taken) >= 50
+    assert sum(taken) >= 52 and sum(joined) >= 95 + 34 and max(joined) >= 50
 
 
 def _tensor_lines() -> list[str]:
@@ -318,3 +338,98 @@ def test_runs_cut_at_their_bound_parse_as_line_by_line(bound: int, monkeypatch: 
         cut = parse_text(text)
     frames_equal(*both_ways(lambda: parse_text(text), monkeypatch))
     frames_equal(cut, parse_text(text))
+
+
+def _joined_cases() -> list[tuple[str, re.Pattern[str], tuple[str, ...]]]:
+    from logscope.parsers.rknn.state import _LAYER_FIELDS, _TENSOR_FIELDS
+
+    lexer = load_line_grammar("rknn").lexer
+    tensor = tuple(f"TENSOR_ROW__{name}" for name in _TENSOR_FIELDS)
+    return [
+        ("narrow tensor", tensor_row_regex(lexer), tensor),
+        ("tensor", lexer.row_matcher("NATIVE_PREFIX", "TENSOR_ROW").match.__self__, tensor),  # type: ignore[attr-defined]
+        (
+            "layer",
+            lexer.row_matcher("NATIVE_PREFIX", "LAYER_ROW").match.__self__,  # type: ignore[attr-defined]
+            tuple(f"LAYER_ROW__{name}" for name in _LAYER_FIELDS),
+        ),
+    ]
+
+
+def _one_by_one(regex: re.Pattern[str], fields: tuple[str, ...], lines: list[str]) -> list[tuple[str, ...]]:
+    """What `joined_rows` must read: each line's fields as its own match gives them (None as `''`), up to
+    the first line the regex refuses or that is too long for a run."""
+    rows = []
+    for line in lines[:JOINED_RUN]:
+        m = regex.match(line)
+        if m is None or len(line) > MAX_BLANK_RUN:
+            break
+        rows.append(tuple("" if cell is None else cell for cell in m.group(*fields)))
+    return rows
+
+
+@pytest.mark.parametrize("case", range(3), ids=["narrow-tensor", "tensor", "layer"])
+def test_joined_rows_read_as_the_matcher(case: int) -> None:
+    """Rows read from joined lines are the rows the matcher reads line by line, for runs of every length
+    cut by every kind of line (fixture lines, mangled rows, blank and over-long lines)."""
+    _name, regex, fields = _joined_cases()[case]
+    read = joined_rows(regex.pattern, fields)
+    assert read is not None
+    lines = _tensor_lines() + VOCABULARY
+    rows = [line for line in lines if regex.match(line)]
+    rng = random.Random(case)
+    seen = 0
+    for _ in range(400):
+        start = rng.randrange(len(rows))
+        run = rows[start : start + rng.randrange(1, 2 * JOINED_RUN)]
+        chunk = [*run, rng.choice(lines), *rows[:3]]
+        got = read(chunk, 0)
+        assert got == _one_by_one(regex, fields, chunk)
+        seen += len(got)
+        offset = rng.randrange(len(chunk))
+        assert read(chunk, offset) == _one_by_one(regex, fields, chunk[offset:])
+    assert seen > 10_000
+    assert read(["x\ny"], 0) is None  # a line holding a newline: read one by one
+    assert read(rows[:3], 3) == []
+
+
+def test_joined_rows_refuse_what_they_cannot_prove() -> None:
+    """A pattern that could see or consume across a line end, or a field that may be empty without
+    taking part in every match, gets no joined reader."""
+    ok = r"(?P<a>\d+) +(?P<b>[^\n]*)\Z"
+    assert joined_rows(ok, ("a", "b")) is not None
+    for bad in (
+        r"^(?P<a>\d+) +(?P<b>\S+)\Z",  # ^ holds only at the text's start
+        r"(?P<a>\d+)\s+(?P<b>\S+)\Z",  # \s takes a newline
+        r"(?P<a>\d+) +(?P<b>[^|]+)\Z",  # so does a negated class without it
+        r"(?s)(?P<a>\d+) +(?P<b>.+)\Z",  # and `.` under DOTALL
+        r"(?P<a>\d+) +(?<=\d )(?P<b>\S+)\Z",  # a look-behind may look into the line before
+        r"(?P<a>\d+) +(?P<b>\S+)$",  # `$` before a final newline
+        r"(?P<a>\d+)\n(?P<b>\S+)\Z",  # a newline literal
+        r"(?P<a>\d*) +(?P<b>\S+)\Z",  # the first field may be empty: no end of run to see
+        r"(?P<a>\d+) +(?:(?P<b>\S*) )?x\Z",  # an optional field that may be empty: '' is ambiguous
+        r"(?P<a>\d+) +(\S+)\Z",  # a group that is not a field
+    ):
+        assert joined_rows(bad, ("a", "b")) is None, bad
+    assert joined_rows(ok, ("b", "a")) is None  # fields out of the pattern's order
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.sampled_from([*VOCABULARY, "", "12 x", "D RKNN: 1 a INT8 (1) | 0x0 0x1 0x1"]), max_size=40)
+)
+def test_joined_rows_on_any_lines(lines: list[str]) -> None:
+    for _name, regex, fields in _joined_cases():
+        read = joined_rows(regex.pattern, fields)
+        assert read is not None
+        assert read(lines, 0) == _one_by_one(regex, fields, lines)
+
+
+def test_line_bound_models_only_what_it_knows() -> None:
+    import re._parser as sre_parser
+
+    def bound(pattern: str) -> bool:
+        return line_bound(list(sre_parser.parse(pattern)))
+
+    assert bound(r"[ \t]*+(?>[DIWE]) (?=\n)(?!x)\b\w+\S\d[^\n]*")
+    assert not bound(r"\A x") and not bound(r"\Z") and not bound(r"(?=\n|x)") and not bound(r"[\W]")

@@ -146,7 +146,40 @@ _MISS = object()
 
 
 def _classify(text: str) -> Category | None:
+    global _PREFILTER
+    if _PREFILTER is None:
+        _PREFILTER = _prefilter(CATEGORIES)
+    required, always = _PREFILTER
+    if not any(map(text.__contains__, required)):  # no category outside `always` can occur in it
+        for category in always:
+            if category.pattern.search(text):
+                return category
+        return None
     for category in CATEGORIES:
         if category.pattern.search(text):
             return category
     return None
+
+
+def _prefilter(categories: tuple[Category, ...]) -> tuple[tuple[str, ...], tuple[Category, ...]]:
+    """(strings, categories): every match of a category not among the returned ones holds one of the
+    strings (`grammar.required_substrings`, case-sensitive patterns only); the returned categories, in
+    order, are those for which that cannot be shown (the case-blind ones).
+
+    A text holding none of the strings can only be named by those categories, so `_classify` tries just
+    them: most messages name no category and a log's messages are often all distinct (a warning per
+    tensor), and 72 substring tests in C cost a fifth of trying the 32 patterns."""
+    from logscope.parsers.grammar import required_substrings
+
+    required: set[str] = set()
+    always: list[Category] = []
+    for category in categories:
+        found = required_substrings(category.pattern.pattern)
+        if found is None or found[1] or category.pattern.flags & re.IGNORECASE:
+            always.append(category)
+        else:
+            required |= found[0]
+    return tuple(sorted(required)), tuple(always)
+
+
+_PREFILTER: tuple[tuple[str, ...], tuple[Category, ...]] | None = None

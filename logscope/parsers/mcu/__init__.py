@@ -11,11 +11,11 @@ family has its module of handlers (`heaptrace`, `tflm`, `nnom`, `espidf`, `mbed`
 from __future__ import annotations
 
 import functools
-import gc
 import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from logscope.collector import collector_paused
 from logscope.io import LogSource, LogText
 from logscope.model import ParsedLog
 from logscope.parsers.grammar import MAX_BLANK_RUN, LineLexer, load_line_grammar, refused
@@ -60,13 +60,8 @@ def parse_mcu_blocks(source: LogSource, blocks: Iterable[tuple[list[str], list[i
     """
     # Nothing the parse allocates is cyclic garbage; without the collector's repeated scans of the growing
     # row lists (a million tuples for a long trace) the parse and the frame building run faster.
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    with collector_paused():
         return _parse(source, blocks)
-    finally:
-        if collecting:
-            gc.enable()
 
 
 def _parse(source: LogSource, blocks: Iterable[tuple[list[str], list[int]]]) -> ParsedLog:

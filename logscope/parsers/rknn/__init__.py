@@ -20,19 +20,19 @@ lines and pass markers matched in C and read column by column (`table_runs`); th
 from __future__ import annotations
 
 import functools
-import gc
 import operator
 import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from logscope.collector import collector_paused
 from logscope.io import LogSource, LogText
 from logscope.model import ParsedLog
 from logscope.parsers.grammar import MAX_BLANK_RUN, Fields, LineLexer, load_line_grammar, refused
 from logscope.parsers.rknn.assembler import RknnAssembler
 from logscope.parsers.rknn.bulk import category_substrings, named_lines, run_regex
 from logscope.parsers.rknn.state import _LAYER_FIELDS, _QUIET_NOISE, _TENSOR_FIELDS
-from logscope.parsers.rknn.table_runs import run_from, tensor_row_regex
+from logscope.parsers.rknn.table_runs import run_from, table_readers, tensor_row_regex
 from logscope.parsers.runs import feed_with_runs
 
 __all__ = ["parse_rknn", "parse_rknn_blocks"]
@@ -83,13 +83,8 @@ def parse_rknn_blocks(source: LogSource, blocks: Iterable[tuple[list[str], list[
     """
     # Nothing the parse allocates is cyclic garbage; without the collector's repeated scans of the
     # growing row lists (hundreds of thousands of tuples) the parse runs ~10% faster.
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    with collector_paused():
         return _parse_lines(source, blocks)
-    finally:
-        if collecting:
-            gc.enable()
 
 
 def _parse_lines(source: LogSource, blocks: Iterable[tuple[list[str], list[int]]]) -> ParsedLog:
@@ -101,6 +96,8 @@ def _parse_lines(source: LogSource, blocks: Iterable[tuple[list[str], list[int]]
     tensor_matcher = lexer.row_matcher("NATIVE_PREFIX", "TENSOR_ROW")
     match_tensor, tensor_groups = tensor_matcher.match, tensor_matcher.indices(_TENSOR_FIELDS)
     fast_tensor = tensor_row_regex(lexer).match  # the same groups (`table_runs.tensor_row_regex`)
+    # The rows after a run's first one, read from their lines joined (`table_runs.joined_rows`).
+    read_fast_tensors, read_tensors, read_layers = table_readers(lexer)
     layer_matcher = lexer.row_matcher("NATIVE_PREFIX", "LAYER_ROW")
     match_layer, layer_groups = layer_matcher.match, layer_matcher.indices(_LAYER_FIELDS)
     match_noise = lexer.row_matcher("NATIVE_PREFIX", "NATIVE_NOISE").match  # the other half
@@ -139,7 +136,12 @@ def _parse_lines(source: LogSource, blocks: Iterable[tuple[list[str], list[int]]
         match_noise_, tensor_row_, layer_row_ = match_noise, tensor_row, layer_row
         match_pass_, pass_groups_, pass_values_ = match_pass, pass_groups, pass_values
         match_noise_pass_, noise_pass_groups_, run_from_ = match_noise_pass, noise_pass_groups, run_from
-        fast_tensor_ = fast_tensor
+        fast_tensor_, read_fast_tensors_, read_tensors_, read_layers_ = (
+            fast_tensor,
+            read_fast_tensors,
+            read_tensors,
+            read_layers,
+        )
         blank = noise = 0
         positions: Any = iter(range(len(lines)))  # a range iterator: `__setstate__` moves it on
         for i in positions:
@@ -161,21 +163,32 @@ def _parse_lines(source: LogSource, blocks: Iterable[tuple[list[str], list[int]]
                     m = matcher(line)
                 if m is not None:
                     # A run only once a build is open: opening one (the first row's) closes the table.
-                    run = run_from_(matcher, m, lines, i) if a.builds else [m]
-                    last = i + len(run)
+                    read = read_fast_tensors_ if matcher is fast_tensor_ else read_tensors_
+                    rows = read(lines, i + 1) if read is not None and a.builds else None
+                    if rows is not None:
+                        rows.insert(0, m.group(*tensor_groups_))
+                    else:
+                        run = run_from_(matcher, m, lines, i) if a.builds else [m]
+                        rows = [r.group(*tensor_groups_) for r in run]
+                    last = i + len(rows)
                     a.last_fed = numbers[last - 1]
                     a.open_message = None
-                    tensor_rows_([r.group(*tensor_groups_) for r in run], numbers[i:last])
+                    tensor_rows_(rows, numbers[i:last])
                     positions.__setstate__(last)
                     continue
             elif table == "layer":
                 m = match_layer_(line)
                 if m is not None:  # a prefixed row: never a perf row (those are bare)
-                    run = run_from_(match_layer_, m, lines, i) if a.builds else [m]
-                    last = i + len(run)
+                    rows = read_layers_(lines, i + 1) if read_layers_ is not None and a.builds else None
+                    if rows is not None:
+                        rows.insert(0, m.group(*layer_groups_))
+                    else:
+                        run = run_from_(match_layer_, m, lines, i) if a.builds else [m]
+                        rows = [r.group(*layer_groups_) for r in run]
+                    last = i + len(rows)
                     a.last_fed = numbers[last - 1]
                     a.open_message = None
-                    layer_rows_([r.group(*layer_groups_) for r in run], lines[i:last], numbers[i:last])
+                    layer_rows_(rows, lines[i:last], numbers[i:last])
                     positions.__setstate__(last)
                     continue
             elif a.wrapped_perf is None:

@@ -136,22 +136,24 @@ class CompilerOutput(Evaluation):
         build = self.builds[-1] if self.builds else self._current(numbers[0])
         build.has_tables = True
         ids, op_types, dtypes, targets, inputs, outputs, _ = zip(*heads, strict=True)
-        width, headerless = len(_LAYER_TAIL), self.headerless
+        count = len(heads)
+        # Rows assembled from columns in C: the tails transposed (their first `_LAYER_TAIL` slots), `\\`
+        # shapes made None by a dict lookup (`{"\\": None}.get(cell, cell)`); the id is always there (the
+        # terminal requires its digits).
+        not_applicable = {"\\": None}.get
         self.rows["layers"].extend(
-            (
-                build.index,
-                int(i or 0),
-                o,
-                d,
-                t,
-                None if a == "\\" else a,
-                None if b == "\\" else b,
-                *tail[:width],
-                headerless,
-                n,
-            )
-            for i, o, d, t, a, b, tail, n in zip(
-                ids, op_types, dtypes, targets, inputs, outputs, tails, numbers, strict=True
+            zip(
+                repeat(build.index, count),
+                map(int, ids),
+                op_types,
+                dtypes,
+                targets,
+                map(not_applicable, inputs, inputs),
+                map(not_applicable, outputs, outputs),
+                *list(zip(*tails, strict=True))[: len(_LAYER_TAIL)],
+                repeat(self.headerless, count),
+                numbers,
+                strict=True,
             )
         )
 
@@ -176,6 +178,12 @@ class CompilerOutput(Evaluation):
         build.has_tables = True
         ids, users, names, dtypes, formats, origs, natives, starts, flags, ends, sizes, hits = zip(
             *rows, strict=True
+        )
+        # The optional cells: `''` where a run read from joined lines (`table_runs.joined_rows`) found
+        # none, None where a line's match did; either way None (a cell that is there is never empty).
+        empty: dict[str | None, None] = {"": None}
+        formats, natives, hits = (
+            tuple(map(empty.get, column, column)) for column in (formats, natives, hits)
         )
         current = self.table if self.table in ("feature", "const") else "const"
         # A row with neither NativeShape nor DataFormat is a const row, unless a table says otherwise.

@@ -27,6 +27,11 @@ Why a run reads exactly as its lines one by one:
   terminal may match (`grammar.refused`). Blocks holding pieces of one physical line are fed one line
   at a time (`base.feed_glued`), so a run never crosses them.
 
+Table rows after a run's first line are read from the lines joined (`joined_rows`): one `findall` yields
+each row's fields as a tuple, with no match object and no `group` call per row (a fifth of a row's
+cost). The regex is the row matcher's, rewritten so that it matches a line followed by `\n` exactly
+when the matcher matches the line alone (`line_bound` checks the proof on the pattern).
+
 Tensor rows are matched by a narrower regex than the tensor-row matcher (`tensor_row_regex`): half the
 regex work, exactly the same groups on every line it matches; a row it refuses is tried by the
 tensor-row matcher on the ordinary path, which may start a run again.
@@ -39,10 +44,13 @@ from __future__ import annotations
 import functools
 import operator
 import re
+import re._constants as _sre_constants
+import re._parser as _sre_parser
 from collections.abc import Callable
 from itertools import islice, takewhile
+from typing import Any
 
-from logscope.parsers.grammar import MAX_BLANK_RUN, LineLexer
+from logscope.parsers.grammar import _NAMED_GROUP, MAX_BLANK_RUN, LineLexer, _class_admits
 
 _MATCHED = functools.partial(operator.is_not, None)
 # A run's match objects are held until it is read, then freed among the rows that stay: a bound keeps
@@ -99,3 +107,182 @@ def tensor_row_regex(lexer: LineLexer) -> re.Pattern[str]:
         matcher: re.Pattern[str] = lexer.row_matcher("NATIVE_PREFIX", "TENSOR_ROW").match.__self__  # type: ignore[attr-defined]
         return matcher
     return lexer.stored_regex(pattern.replace(_BAR_AHEAD, "").replace(_LAZY_NAME, _TOKEN_NAME))
+
+
+# Lines a joined read takes at most (a run goes on from where one stops, as with `MAX_RUN`): what it
+# keeps is the rows' fields, not match objects, so the bound only limits the text joined past a run's end
+# (at 256, joining the lines after a 34-row layer table cost what reading its rows joined saved).
+JOINED_RUN = 64
+# Where a whole-line matcher requires the end of the line: `\Z`, and `(?=\n|$)` (Lark writes `\n` as
+# the character itself). In lines joined with `\n` both become "a newline follows".
+_LINE_END = re.compile(r"(?<!\\)((?:\\\\)*)\\Z")
+_NL_OR_END = "(?=\n|$)"
+_NEWLINE = ord("\n")
+RowReader = Callable[[list[str], int], list[tuple[str | None, ...]] | None]
+
+
+def joined_rows(
+    pattern: str, fields: tuple[str, ...], compile: Callable[[str], re.Pattern[str]] = re.compile
+) -> RowReader | None:
+    r"""A reader of the rows after a run's first line, or None when exactness cannot be shown.
+
+    `pattern` is a whole-line matcher (`match` at the line's start, `\Z` at its end) and `fields` the
+    names of its groups to read, in the order they appear in it. `reader(lines, start)` returns the
+    fields (`''` for a group that took no part in the match, where the matcher gives None) of
+    `lines[start]`, `lines[start + 1]`, ... up to the first line the matcher refuses, or that is
+    longer than `MAX_BLANK_RUN`, at most `JOINED_RUN` lines; None when the lines cannot be joined
+    (one holds a newline), and the caller reads them one by one.
+
+    Exactness: the other groups become non-capturing; `\Z` becomes `(?=\n)`; `line_bound` checks that
+    nothing else in the pattern can consume a newline or see across one (no `^`, `$`, look-behind,
+    newline literal), so at a line's start in `"\n".join(lines) + "\n"` the regex followed by `\n`
+    matches exactly when the matcher matches the line alone, with the same groups. Each field must
+    take part in every match or be at least one character long where it matches (`findall` gives
+    `''` for a group that took no part, so `''` then means None), and the first must be both: a
+    line the regex refuses ends the run through the second branch, which takes the rest of the text
+    and no field (a tuple whose first field is `''`); it is `(?s:.+)`, one jump to the end, where
+    `[\s\S]+` tested each character's class (0.3 ms for a 30 KB rest, more than the rows it ended).
+    """
+    wanted = set(fields)
+    kept = _NAMED_GROUP.sub(lambda m: m.group(0) if m.group(1) in wanted else "(?:", pattern)
+    rewritten = _LINE_END.sub(lambda m: f"{m.group(1)}(?=\n)", kept.replace(_NL_OR_END, "(?=\n)"))
+    try:
+        regex = compile(f"(?:{rewritten})\n|(?s:.+)")
+        parsed = _sre_parser.parse(rewritten)
+    except re.error:
+        return None
+    if tuple(sorted(regex.groupindex, key=regex.groupindex.__getitem__)) != fields or regex.groups != len(
+        fields
+    ):
+        return None
+    if not line_bound(list(parsed), dotall=bool(parsed.state.flags & re.DOTALL)):
+        return None
+    widths, items = _group_widths(list(parsed)), list(parsed)
+    if any(widths.get(i, 0) < 1 and not _required_group(items, i) for i in range(1, len(fields) + 1)):
+        return None
+    if widths.get(1, 0) < 1 or not _required_group(items, 1):
+        return None
+    findall = regex.findall
+
+    def read(lines: list[str], start: int) -> list[tuple[str | None, ...]] | None:
+        chunk = lines[start : start + JOINED_RUN]
+        if not chunk:
+            return []
+        text = "\n".join(chunk) + "\n"
+        if text.count("\n") != len(chunk):
+            return None
+        rows: list[tuple[str | None, ...]] = findall(text)
+        if rows and not rows[-1][0]:
+            rows.pop()
+        if rows and max(map(len, chunk[: len(rows)])) > MAX_BLANK_RUN:
+            del rows[next(j for j, line in enumerate(chunk) if len(line) > MAX_BLANK_RUN) :]
+        return rows
+
+    return read
+
+
+def line_bound(items: list[Any], dotall: bool = False) -> bool:
+    r"""True when nothing in the parsed regex (sre's parse) can consume a newline or look past one, but a
+    `(?=\n)` look-ahead: no `^`, `\A`, `$`, `\Z`, no look-behind, no newline literal, no class or `.`
+    that admits a newline. Conservative: a construct this does not model answers False."""
+    c = _sre_constants
+    for op, arg in items:
+        if op is c.LITERAL:
+            if arg == _NEWLINE:
+                return False
+        elif op is c.NOT_LITERAL:
+            if arg != _NEWLINE:
+                return False
+        elif op is c.ANY:
+            if dotall:
+                return False
+        elif op is c.IN:
+            if _class_admits(arg, "\n"):  # (unknown parts admit it)
+                return False
+        elif op in (c.MAX_REPEAT, c.MIN_REPEAT, getattr(c, "POSSESSIVE_REPEAT", c.MAX_REPEAT)):
+            if not line_bound(list(arg[2]), dotall):
+                return False
+        elif op is c.SUBPATTERN:
+            _group, add_flags, del_flags, sub = arg
+            inner = (dotall or bool(add_flags & re.DOTALL)) and not del_flags & re.DOTALL
+            if not line_bound(list(sub), inner):
+                return False
+        elif op is getattr(c, "ATOMIC_GROUP", None):
+            if not line_bound(list(arg), dotall):
+                return False
+        elif op is c.BRANCH:
+            if not all(line_bound(list(branch), dotall) for branch in arg[1]):
+                return False
+        elif op is c.ASSERT:
+            direction, sub = arg
+            if direction != 1:
+                return False
+            if list(sub) != [(c.LITERAL, _NEWLINE)] and not line_bound(list(sub), dotall):
+                return False
+        elif op is c.ASSERT_NOT:
+            direction, sub = arg
+            if direction != 1 or not line_bound(list(sub), dotall):
+                return False
+        elif op is c.AT:
+            if arg not in (c.AT_BOUNDARY, c.AT_NON_BOUNDARY):  # (a newline is no word character)
+                return False
+        elif op is not c.GROUPREF:  # (a group holds no newline, so neither does its repetition)
+            return False
+    return True
+
+
+def _group_widths(items: list[Any]) -> dict[int, int]:
+    """{group number: the fewest characters it can match} of every capturing group."""
+    c = _sre_constants
+    widths: dict[int, int] = {}
+    for op, arg in items:
+        if op is c.SUBPATTERN:
+            group, _add, _del, sub = arg
+            if group is not None:
+                widths[group] = sub.getwidth()[0]
+            widths |= _group_widths(list(sub))
+        elif op in (c.MAX_REPEAT, c.MIN_REPEAT, getattr(c, "POSSESSIVE_REPEAT", c.MAX_REPEAT)):
+            widths |= _group_widths(list(arg[2]))
+        elif op is getattr(c, "ATOMIC_GROUP", None):
+            widths |= _group_widths(list(arg))
+        elif op is c.BRANCH:
+            for branch in arg[1]:
+                widths |= _group_widths(list(branch))
+        elif op in (c.ASSERT, c.ASSERT_NOT):
+            widths |= _group_widths(list(arg[1]))
+    return widths
+
+
+def _required_group(items: list[Any], group: int) -> bool:
+    """True when group `group` takes part in every match: it sits in the top-level sequence, or in a
+    group, atomic group or repetition of at least one that does (never only in a branch or look-around)."""
+    c = _sre_constants
+    for op, arg in items:
+        if op is c.SUBPATTERN:
+            if arg[0] == group or _required_group(list(arg[3]), group):
+                return True
+        elif op is getattr(c, "ATOMIC_GROUP", None):
+            if _required_group(list(arg), group):
+                return True
+        elif (
+            op in (c.MAX_REPEAT, c.MIN_REPEAT, getattr(c, "POSSESSIVE_REPEAT", c.MAX_REPEAT))
+            and arg[0] >= 1
+            and _required_group(list(arg[2]), group)
+        ):
+            return True
+    return False
+
+
+@functools.cache  # once per lexer (and process)
+def table_readers(lexer: LineLexer) -> tuple[RowReader | None, RowReader | None, RowReader | None]:
+    """`joined_rows` of the narrow tensor-row regex, of the tensor-row matcher and of the layer-row
+    matcher, compiled through the grammar's store of compiled programs."""
+    from logscope.parsers.rknn.state import _LAYER_FIELDS, _TENSOR_FIELDS
+
+    tensor_fields = tuple(f"TENSOR_ROW__{name}" for name in _TENSOR_FIELDS)
+    layer_fields = tuple(f"LAYER_ROW__{name}" for name in _LAYER_FIELDS)
+    return (
+        joined_rows(tensor_row_regex(lexer).pattern, tensor_fields, lexer.stored_regex),
+        joined_rows(lexer.row_pattern("NATIVE_PREFIX", "TENSOR_ROW"), tensor_fields, lexer.stored_regex),
+        joined_rows(lexer.row_pattern("NATIVE_PREFIX", "LAYER_ROW"), layer_fields, lexer.stored_regex),
+    )
