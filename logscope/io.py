@@ -39,6 +39,7 @@ import io
 import lzma
 import os
 import re
+import select
 import stat
 import zlib
 from collections.abc import Callable, Iterator
@@ -257,14 +258,27 @@ def _refuse_binary_start(raw: bytes, name: str) -> None:
         raise InputError(f"{name}: looks binary (NUL bytes near the start), not a text log")
 
 
+def _wait_for_writer(fd: int) -> None:
+    """Block until a writer has opened the FIFO `fd` reads (non-blocking, so far) and written or closed.
+
+    A read end opened without a writer reads as end-of-file at once; poll reports a hang-up only once
+    a writer has come and gone since the open, and data as soon as there is some, so after it a
+    blocking read returns the data, then end-of-file when the last writer closes."""
+    poller = select.poll()
+    poller.register(fd, select.POLLIN | select.POLLHUP)
+    poller.poll()
+
+
 def _open_file(path: str, name: str, *, regular_only: bool = False) -> tuple[IO[bytes], os.stat_result]:
     """Open ``path`` for reading bytes; what a user can get wrong becomes a one-line InputError.
 
     The first open is non-blocking (a FIFO with no writer would block a plain ``open`` forever) and
     the descriptor is ``fstat``-ed: directories, devices and sockets are refused (``/dev/zero`` or
     ``/dev/urandom`` are endless, not logs). A FIFO is refused with ``regular_only``; otherwise
-    (``logscope parse <(zcat x.gz)``) it is reopened blocking, so the reader waits for its writer
-    as ``cat`` does.
+    (``logscope parse <(zcat x.gz)``) the reader waits for its writer as ``cat`` does, on the same
+    descriptor: closing it and opening the FIFO again lost what a quick writer had written and closed in
+    between (no reader left: the pipe drops its data), and the second open then waited for a writer
+    that never came.
     """
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
@@ -280,11 +294,7 @@ def _open_file(path: str, name: str, *, regular_only: bool = False) -> tuple[IO[
     mode = st.st_mode
     if stat.S_ISREG(mode) or (stat.S_ISFIFO(mode) and not regular_only):
         if stat.S_ISFIFO(mode):
-            os.close(fd)
-            try:
-                return open(path, "rb"), st  # the caller closes it in a with-block
-            except OSError as exc:
-                raise InputError(f"{name}: cannot open: {_one_line(exc)}") from None
+            _wait_for_writer(fd)
         os.set_blocking(fd, True)
         return os.fdopen(fd, "rb"), st
     os.close(fd)

@@ -17,6 +17,7 @@ import io
 import lzma
 import os
 import random
+import stat
 import threading
 import tracemalloc
 from collections.abc import Callable
@@ -27,7 +28,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from logscope.errors import InputError, LogscopeError
-from logscope.io import LogText, decode_bytes, read_log
+from logscope.io import LogStream, LogText, decode_bytes, read_log
 
 GLUED = "I Loading : 100%|█████| 96/100 [00:00<00:00, 240.65it/s]E build: inputs or 'outputs' must be set!"
 BAR = "I Loading : 100%|█████| 96/100 [00:00<00:00, 240.65it/s]"
@@ -224,6 +225,41 @@ def test_compressed_input_from_a_pipe(tmp_path: Path) -> None:
         writer.join(timeout=10)
     assert t.compression == "gzip"
     assert t.lines[0] == "I rknn-toolkit2 version: 1.6.0"
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+@pytest.mark.parametrize("stream", [False, True], ids=["read_log", "LogStream"])
+def test_a_writer_done_before_the_first_read_loses_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stream: bool
+) -> None:
+    """A writer may write everything and close between the reader's open and its first read (the
+    reader opens without blocking to see what the file is first). What it wrote is read; the reader
+    does not wait for a second writer."""
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    real_fstat = os.fstat
+
+    def fstat_then_write(fd: int) -> os.stat_result:
+        found = real_fstat(fd)
+        if stat.S_ISFIFO(found.st_mode):  # the reader is open: a writer's open succeeds at once
+            writer = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+            os.write(writer, SAMPLE_LOG.encode())
+            os.close(writer)
+        return found
+
+    monkeypatch.setattr(os, "fstat", fstat_then_write)
+    got: list[list[str]] = []
+
+    def read() -> None:
+        got.append(read_log(fifo).lines if not stream else [x for lines, _ in LogStream(fifo) for x in lines])
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(timeout=10)
+    if reader.is_alive():  # let it go: a writer that closes at once ends its wait
+        os.close(os.open(fifo, os.O_WRONLY))
+        pytest.fail("the reader waited for a second writer: the first one's data was lost")
+    assert got and got[0][0] == "I rknn-toolkit2 version: 1.6.0"
 
 
 def test_metadata_fields(tmp_path: Path) -> None:
