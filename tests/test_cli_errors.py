@@ -175,13 +175,19 @@ def test_a_frame_build_failure_names_the_row_line(
     import logscope.frames as frames
 
     original = frames._typed_array
+    original_rows = frames._arrow_rows
 
     def failing(values: list[object], dtype: str) -> object:
         if "conv.weight" in values:
             raise KeyError("injected")
         return original(values, dtype)
 
+    def failing_rows(name: str, table: list[tuple[object, ...]], columns: list[str]) -> object:
+        # (the cell fails the whole-table conversion too, which then leaves it to the columns)
+        return None if any("conv.weight" in row for row in table) else original_rows(name, table, columns)
+
     monkeypatch.setattr(frames, "_typed_array", failing)
+    monkeypatch.setattr(frames, "_arrow_rows", failing_rows)
     assert _run(monkeypatch, "parse", str(LOG)) == 3
     assert capsys.readouterr().err == (
         f"logscope: internal error: KeyError: 'injected' ({LOG}:21; --debug shows the traceback)\n"
