@@ -759,6 +759,10 @@ def audit_command(
     ),
 ) -> None:
     """Audit many logs into a DuckDB database: parse, run the rules, store; re-runs skip what is stored."""
+    if jobs > 1 and engine == AuditEngine.local:
+        from logscope.pool_start import start_pool_server
+
+        start_pool_server()  # its imports run on the other core while this process does its own
     from rich.console import Console
 
     from logscope.audit import DEFAULT_PATTERNS, AuditInterrupted, AuditOptions, RuleOverrides, audit

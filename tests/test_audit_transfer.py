@@ -16,6 +16,7 @@ import pytest
 import logscope
 from logscope.audit import AuditOptions, FileTask, audit, audit_file, runner, worker
 from logscope.audit.store import FRAME_TABLES, table_columns
+from logscope.pool_start import pool_context, start_pool_server
 from logscope.rules import analyze_log, resolve_config
 from tests.conftest import FIXTURES, MOBILENET
 from tests.test_audit import content
@@ -125,5 +126,20 @@ def test_starting_the_pool_server_early_is_harmless_without_a_fork_server(monkey
         return get_context(method)
 
     monkeypatch.setattr(multiprocessing, "get_context", no_forkserver)
-    runner.start_pool_server()  # spawn: nothing to start, no error
-    assert runner._pool_context().get_start_method() == "spawn"
+    start_pool_server()  # spawn: nothing to start, no error
+    assert pool_context().get_start_method() == "spawn"
+
+
+def test_the_pool_start_imports_nothing_heavy() -> None:
+    """The CLI starts the fork server before its own imports: the module that does it must not pull in
+    pandas, pyarrow, DuckDB or the rest of logscope."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, logscope.pool_start; "
+        "heavy = ('pandas', 'pyarrow', 'duckdb', 'numpy', 'logscope.audit'); "
+        "print(sorted(m for m in heavy if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

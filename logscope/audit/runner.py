@@ -35,6 +35,7 @@ import pyarrow as pa
 
 from logscope.errors import ConfigError, LogscopeError
 from logscope.io import display_path, file_kind
+from logscope.pool_start import pool_context, start_pool_server
 from logscope.rules import Config, resolve_config
 
 from . import remote
@@ -162,7 +163,7 @@ def audit(
     files = discover(paths, options.patterns)
     report = AuditReport(str(db), options.engine, options.jobs, discovered=len(files), paths=files)
     if files and options.engine == "local" and options.jobs > 1:
-        start_pool_server()  # it imports logscope while this process opens the store and plans
+        start_pool_server()  # (if the CLI has not): it imports while this process opens the store and plans
     with Store(db) as store:
         writer = _Writer(store, report, options, progress)
         tasks = writer.plan(files)
@@ -506,37 +507,10 @@ def _died(task: FileTask, reason: str) -> FileResult:
 
 
 def _pool(jobs: int) -> ProcessPoolExecutor:
-    # Never a plain fork of this process (its DuckDB connection and threads, the progress bar's, the
-    # native threads numpy and arrow start on import): workers fork from a fork server that imported
-    # logscope and compiled its grammars once (_preload), or are spawned where there is no fork server.
-    context = _pool_context()
+    # Workers fork from a fork server that imported logscope and compiled its grammars once (_preload),
+    # or are spawned where there is no fork server (`logscope.pool_start`).
+    context = pool_context()
     return ProcessPoolExecutor(jobs, mp_context=context, initializer=_init_worker, initargs=(os.getpid(),))
-
-
-def _pool_context() -> Any:
-    import multiprocessing
-
-    try:
-        forkserver = multiprocessing.get_context("forkserver")
-    except ValueError:
-        return multiprocessing.get_context("spawn")
-    forkserver.set_forkserver_preload(["logscope.audit._preload"])
-    return forkserver
-
-
-def start_pool_server() -> None:
-    """Start the local pool's fork server now, without waiting for it. Its preload (importing logscope
-    and compiling the grammars, about 0.6 s of CPU) then runs while this process opens the store,
-    plans and hashes, instead of after them: the pool's first workers fork from a server that is
-    ready. The server outlives one audit (later pools fork from it too), as it did when the first pool
-    started it; where there is no fork server (spawn) this does nothing."""
-    context = _pool_context()
-    if context.get_start_method() != "forkserver":
-        return
-    from multiprocessing import forkserver
-
-    with contextlib.suppress(OSError, ValueError):  # the pool reports a failure to start, not this
-        forkserver.ensure_running()
 
 
 @contextlib.contextmanager
