@@ -226,7 +226,8 @@ def _audit_log(
         with collector_paused():  # (see `logscope.collector`)
             log = analyze_log(read(), config)
             tables = log_tables(log)
-        row.update(_log_info(log))
+            row.update(_log_info(log))
+            del log  # freed before the collector is back: its first pass then finds little to walk
         row["log_time"], row["log_time_line"] = log_time()
         status, error = "ok", None
     except LogscopeError as exc:
