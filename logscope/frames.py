@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import math
+import numbers
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -451,7 +452,8 @@ _ARROW_STRINGS = _wraps_arrow_strings()
 
 def _typed_array(values: Sequence[Any], dtype: str) -> Any:
     """One typed column. An integer beyond int64 (only fuzzed or corrupted input has one: a 17-digit
-    hex offset) becomes <NA> rather than failing the whole parse; its row keeps its line number.
+    hex offset) becomes <NA> rather than failing the whole parse; its row keeps its line number. Any
+    other value an integer column cannot hold raises.
 
     A column with no value at all (most columns of most small frames) is made without converting
     anything; a masked column without a missing value skips filling and the null mask. Whether a
@@ -475,10 +477,12 @@ def _typed_array(values: Sequence[Any], dtype: str) -> Any:
     try:
         return pd.array(values, dtype=dtype)  # type: ignore[call-overload]
     except (OverflowError, TypeError, ValueError):
-        if dtype != INT:
+        # Only an integer beyond int64 becomes <NA>; a cell of another type is a parser's bug, raised
+        # (and its row's line named) rather than lost as <NA>.
+        if dtype != INT or not all(v is None or isinstance(v, numbers.Integral) for v in values):
             raise
         low, high = _INT64
-        fitted = [v if v is None or (isinstance(v, int) and low <= v <= high) else None for v in values]
+        fitted = [None if v is None or not low <= v <= high else int(v) for v in values]
         return pd.array(fitted, dtype=dtype)  # type: ignore[call-overload]
 
 

@@ -257,3 +257,19 @@ def test_a_row_too_short_keeps_its_own_error() -> None:
         frames.build_frame("layers", rows, columns)
     assert not isinstance(caught.value, IndexError)
     assert "line" not in caught.value.__dict__.get("logscope_where", {})
+
+
+def test_an_integer_column_loses_only_integers_beyond_int64() -> None:
+    """An integer beyond int64 (fuzzed or corrupted input) becomes <NA> and its row stays; a numpy
+    integer beside it keeps its value; a cell of another type is a bug, raised with its row's line."""
+    columns, rows = _layer_rows(6)
+    at = columns.index("task_number")
+    cells: list[Any] = [0, np.int64(1), 2, 2**70, 4, None]
+    rows = [(*row[:at], cell, *row[at + 1 :]) for row, cell in zip(rows, cells, strict=True)]
+    frame = frames.build_frame("layers", rows, columns)
+    assert frame["task_number"].tolist() == [0, 1, 2, pd.NA, 4, pd.NA]
+    assert frame["line"].tolist() == [10, 11, 12, 13, 14, 15]
+    rows[2] = (*rows[2][:at], "seven", *rows[2][at + 1 :])
+    with pytest.raises(Exception) as caught:
+        frames.build_frame("layers", rows, columns)
+    assert caught.value.__dict__.get("logscope_where", {}).get("line") == 12
