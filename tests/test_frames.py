@@ -273,3 +273,24 @@ def test_an_integer_column_loses_only_integers_beyond_int64() -> None:
     with pytest.raises(Exception) as caught:
         frames.build_frame("layers", rows, columns)
     assert caught.value.__dict__.get("logscope_where", {}).get("line") == 12
+
+
+@pytest.mark.parametrize("block_manager", [True, False], ids=["block-manager", "public"])
+def test_column_array_is_the_series_array(monkeypatch: pytest.MonkeyPatch, block_manager: bool) -> None:
+    """`column_array` gives what `frame[name].array` gives (type, dtype, values) for every column of
+    every frame of a real log, through the block manager and without it; None for a missing column."""
+    log = logscope.analyze(
+        Path(__file__).resolve().parents[1]
+        / "fixtures"
+        / "rknn"
+        / "09-build-verbose-mobilenetv1-rv1106-tk2-1.5.2-simulator.log"
+    )
+    frames_read = [frame for frame in log.frames.values() if len(frame.columns)]
+    if not block_manager:
+        monkeypatch.delattr(type(frames_read[0]._mgr), "iget_values")
+    for frame in frames_read:
+        for name in frame.columns:
+            got, want = frames.column_array(frame, name), frame[name].array
+            assert type(got) is type(want) and got.dtype == want.dtype, name
+            assert got.tolist() == want.tolist(), name
+        assert frames.column_array(frame, "no such column") is None

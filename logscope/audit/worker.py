@@ -22,10 +22,12 @@ from typing import Any
 
 import pandas as pd
 import pyarrow as pa
+from pandas.api.types import is_object_dtype
 
 from logscope.api import STDIN, parse_stream
 from logscope.collector import collector_paused
 from logscope.errors import LogscopeError
+from logscope.frames import column_array
 from logscope.io import DEFAULT_MAX_BYTES, LogStream, display_path, open_regular
 from logscope.model import ParsedLog
 from logscope.rules import Config, analyze_log, resolve_config, worst_severity
@@ -321,55 +323,26 @@ def frame_to_arrow(
     """A frame as an arrow table with exactly the store's columns: objects (dicts, lists) become JSON.
     `extra` holds the values of columns the frame does not have (the store adds them).
 
-    Typed columns go through their arrays' own arrow conversion (`__arrow_array__`): converting the
-    Series asked pandas for attributes a Series does not have, each miss a lookup in its index."""
+    Typed columns go through their arrays' own arrow conversion (`__arrow_array__`, arrays read by
+    `frames.column_array`): converting the Series asked pandas for attributes a Series does not have,
+    each miss a lookup in its index."""
     schema = arrow_schema(columns)
     extra = extra or {}
-    values = column_values(frame)
     arrays = []
     for column in schema:
         name = column.name
-        array = values(name)
+        array = column_array(frame, name)
         if array is None:
             given = extra.get(name)
             missing = given is None
             arrays.append(pa.nulls(len(frame), column.type) if missing else pa.array(given, column.type))
             continue
-        if array.dtype == object:
+        if is_object_dtype(array.dtype):
             texts = [None if _missing(v) else json.dumps(_jsonable(v), default=str) for v in array]
             arrays.append(pa.array(texts, column.type))
         else:
             arrays.append(pa.array(array, type=column.type))
     return pa.Table.from_arrays(arrays, schema=schema)
-
-
-def column_values(frame: pd.DataFrame) -> Callable[[str], Any]:
-    """A function giving a column's values (its extension array or numpy array; None for a column the
-    frame does not have). Building the Series of `frame[name]` cost pandas 3 about 40% of converting a
-    small frame (30-70 us per column, a hundred columns per log); the block manager hands out the same
-    array without one. Where it cannot (another pandas), the public `frame[name].array`."""
-    manager = getattr(frame, "_mgr", None)
-    iget = getattr(manager, "iget_values", None)
-    columns = frame.columns
-    if iget is None or not columns.is_unique:
-        present = set(columns)
-
-        def public(name: str) -> Any:
-            if name not in present:
-                return None
-            series = frame[name]
-            return series if series.dtype == object else series.array
-
-        return public
-
-    def values(name: str) -> Any:
-        try:
-            loc = columns.get_loc(name)
-        except KeyError:
-            return None
-        return iget(loc)
-
-    return values
 
 
 def findings_table(findings: list[Any], columns: Mapping[str, str]) -> pa.Table:

@@ -20,9 +20,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from pandas.api.extensions import ExtensionArray
 
-from logscope.frames import plain_value
+from logscope.frames import column_array, plain_value
 from logscope.model import ParsedLog
 from logscope.units import human_bytes
 
@@ -199,7 +198,10 @@ class Columns:
         Series, tens of µs that two dozen rules asking for the same columns would pay again."""
         made = self._arrays.get(name)
         if made is None:
-            made = self._arrays[name] = _column_array(self.frame, name)
+            made = column_array(self.frame, name)
+            if made is None:
+                raise KeyError(name)
+            self._arrays[name] = made
         return made
 
     def take(self, name: str, positions: Iterable[int]) -> list[Any]:
@@ -332,18 +334,6 @@ class Columns:
                     for build, rows in self.builds().items()
                 }
         return self._by_line
-
-
-def _column_array(frame: pd.DataFrame, name: str) -> Any:
-    """`frame[name].array`. Read from the frame's block manager when pandas offers it (a few µs; a
-    Series costs tens): the frames hold one extension array per column, the same object either way."""
-    loc = frame.columns.get_loc(name)
-    iget_values = getattr(getattr(frame, "_mgr", None), "iget_values", None)
-    if type(loc) is int and iget_values is not None:
-        values = iget_values(loc)
-        if isinstance(values, ExtensionArray):
-            return values
-    return frame[name].array
 
 
 class Row:
