@@ -321,16 +321,6 @@ def feature_builds(frames: Mapping[str, pd.DataFrame]) -> list[int]:
 # ----------------------------------------------------------------------------------------- building
 
 
-def usable_feature_rows(tensors: pd.DataFrame) -> pd.DataFrame:
-    """Feature rows with Start, End and Size known: the rows every pool figure is computed from."""
-    return tensors[_usable(tensors)]
-
-
-def _usable(tensors: pd.DataFrame) -> np.ndarray:
-    """Feature rows with Start, End and Size known (`isna` of the arrays: no Series per test)."""
-    return tensor_arrays(tensors).usable
-
-
 def _equals(column: pd.Series, text: str) -> np.ndarray:
     """Which cells of a text column are `text` (a missing cell is not), compared in Arrow when the
     column is Arrow-backed: no Python string per cell."""
@@ -370,7 +360,7 @@ class TensorArrays(NamedTuple):
     logical: _IntColumn
     feature: np.ndarray  # table == "feature"
     const: np.ndarray  # table == "const"
-    usable: np.ndarray  # feature rows with Start, End and Size known
+    usable: np.ndarray  # feature rows with Start, End and Size known: every pool figure's rows
 
 
 def tensor_arrays(tensors: pd.DataFrame) -> TensorArrays:
@@ -446,11 +436,11 @@ def build_extents(
     with_null_build: bool = True,
     arrays: TensorArrays | None = None,
 ) -> Iterator[tuple[int | None, _Rows, _Extent]]:
-    """Where the pool of every build lies (no lifetimes, no steps): its usable feature rows
-    (`usable_feature_rows`) with the pool-resident flag of each, and `start_offset`, `span_bytes`,
-    `sum_bytes` and `table_span_bytes` (max(End) - min(Start) over every row, rows outside the pool
-    too); the module docstring defines them. Builds ascending, rows outside any build last (left out
-    with `with_null_build=False`). `logscope.analysis.derived` fills the memory frame from this at
+    """Where the pool of every build lies (no lifetimes, no steps): its usable feature rows (Start, End
+    and Size known: `TensorArrays.usable`) with the pool-resident flag of each, and `start_offset`,
+    `span_bytes`, `sum_bytes` and `table_span_bytes` (max(End) - min(Start) over every row, rows outside
+    the pool too); the module docstring defines them. Builds ascending, rows outside any build last (left
+    out with `with_null_build=False`). `logscope.analysis.derived` fills the memory frame from this at
     parse time and `feature_pools` builds each `FeaturePool` on it: one definition. `arrays` are the
     frame's `tensor_arrays` when the caller has read them already.
 
