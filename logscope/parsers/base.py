@@ -56,7 +56,10 @@ class Boundary:
 class Segment(Protocol):
     index: int
 
-    def marks(self) -> set[str]: ...
+    def holds_any(self, wanted: frozenset[str]) -> bool:
+        """Whether the segment holds any of the marks `wanted` (a boundary's `when_has`): asked on
+        every line of a boundary's kind, so a segment answers without listing all its marks."""
+        ...
 
 
 S = TypeVar("S", bound=Segment)
@@ -250,6 +253,6 @@ class BaseAssembler(Generic[S]):
         """The segment a line of `kind` belongs to, opening a new one when `BOUNDARIES` says so."""
         segment = self.current(number)
         boundary = self.BOUNDARIES.get(kind)
-        if boundary is not None and boundary.when_has & segment.marks():
+        if boundary is not None and segment.holds_any(boundary.when_has):
             segment = self.open_segment(number, inherit=boundary.inherit)
         return segment

@@ -157,8 +157,8 @@ class _Run:
     st_layers: list[dict[str, Any]] = field(default_factory=list)
     st_v5_last_id: int | None = None
 
-    def marks(self) -> set[str]:
-        return self.sections
+    def holds_any(self, wanted: frozenset[str]) -> bool:
+        return not wanted.isdisjoint(self.sections)
 
 
 class McuState(BaseAssembler[_Run]):

@@ -355,13 +355,8 @@ class RknnState(BaseAssembler[_Build]):
         return builds[-1] if builds else self.open_segment(number, inherit=False)
 
     def _segment(self, key: str, number: int) -> _Build:
-        """The build a line of `key` belongs to: a new one when `BOUNDARIES` says the current one is done
-        (`segment_for`, with the marks asked for one by one: `_Build.holds_any`)."""
-        build = self._current(number)
-        boundary = self.BOUNDARIES.get(key)
-        if boundary is not None and build.holds_any(boundary.when_has):
-            build = self.open_segment(number, inherit=boundary.inherit)
-        return build
+        """The build a line of `key` belongs to: a new one when `BOUNDARIES` says the current one is done."""
+        return self.segment_for(key, number)
 
     def _new_build(self, number: int, *, inherit: bool) -> _Build:
         return self.open_segment(number, inherit=inherit)
