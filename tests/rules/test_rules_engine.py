@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import inspect
 
 import pytest
 
@@ -144,3 +145,20 @@ def test_analyze_api(tmp_path):
     log = logscope.analyze(ARGB, Config())
     assert [f.code for f in log.findings] == ["BLD001"]
     assert log.summary()["findings"][0]["line"] == 8
+
+
+def test_finding_init_takes_the_declared_fields_in_order_with_their_defaults() -> None:
+    """`Finding.__init__` is written out (one `__dict__` update, for speed) beside the declared fields:
+    both must name the same fields, in the same order, with the same defaults."""
+    declared = dataclasses.fields(Finding)
+    parameters = list(inspect.signature(Finding.__init__).parameters.values())[1:]
+    assert [p.name for p in parameters] == [f.name for f in declared]
+    for parameter, declared_field in zip(parameters, declared, strict=True):
+        if declared_field.default is not dataclasses.MISSING:
+            assert parameter.default == declared_field.default, declared_field.name
+        elif declared_field.default_factory is not dataclasses.MISSING:
+            made = Finding("m")
+            assert getattr(made, declared_field.name) == declared_field.default_factory()
+            assert getattr(made, declared_field.name) is not getattr(Finding("m"), declared_field.name)
+        else:
+            assert parameter.default is inspect.Parameter.empty, declared_field.name
