@@ -295,12 +295,7 @@ class Columns:
     def line_order(self) -> list[int]:
         """Every row position in line order (stable; rows without a line last)."""
         lines = self["line"]
-        positions = list(range(len(lines)))
-        if all(type(v) is int for v in lines):
-            if all(a <= b for a, b in pairwise(lines)):
-                return positions
-            return sorted(positions, key=lines.__getitem__)
-        return sorted(positions, key=lambda p: (type(lines[p]) is not int, as_int(lines[p]) or 0))
+        return _in_line_order(list(range(len(lines))), lines)
 
     def builds(self) -> dict[int | None, list[int]]:
         """Row positions of each build in frame order; builds in build order, rows outside any build
@@ -321,19 +316,18 @@ class Columns:
         """`builds()` with each build's positions in line order (stable: equal lines keep frame order)."""
         if self._by_line is None:
             lines = self["line"]
-            if all(type(v) is int for v in lines):
-                self._by_line = {
-                    build: rows
-                    if all(lines[a] <= lines[b] for a, b in pairwise(rows))
-                    else sorted(rows, key=lines.__getitem__)
-                    for build, rows in self.builds().items()
-                }
-            else:  # a row without a line goes last, as `sort_values("line")` puts it
-                self._by_line = {
-                    build: sorted(rows, key=lambda p: (type(lines[p]) is not int, as_int(lines[p]) or 0))
-                    for build, rows in self.builds().items()
-                }
+            self._by_line = {build: _in_line_order(rows, lines) for build, rows in self.builds().items()}
         return self._by_line
+
+
+def _in_line_order(rows: list[int], lines: list[Any]) -> list[int]:
+    """`rows` (positions) sorted by their `lines` cell, stably; a row without a line goes last, as
+    `sort_values("line")` puts it. Rows already in order are returned as they are (no sort)."""
+    if all(type(lines[p]) is int for p in rows):
+        if all(lines[a] <= lines[b] for a, b in pairwise(rows)):
+            return rows
+        return sorted(rows, key=lines.__getitem__)
+    return sorted(rows, key=lambda p: (type(lines[p]) is not int, as_int(lines[p]) or 0))
 
 
 class Row:
