@@ -85,7 +85,7 @@ def build_indices(*frames: pd.DataFrame) -> list[int | None]:
     for frame in frames:
         if "build_index" in frame.columns:
             seen.update(as_int(v) for v in frame["build_index"].unique())
-    return sorted(seen, key=lambda v: (v is None, v or 0))
+    return sorted(seen, key=build_order)
 
 
 def rows_of_build(frame: pd.DataFrame, build_index: int | None) -> pd.DataFrame:
@@ -144,6 +144,11 @@ def _categories(messages: pd.DataFrame) -> dict[str, list[int]]:
     _CATEGORIES.insert(0, (messages, index))
     del _CATEGORIES[4:]
     return index
+
+
+def build_order(build_index: int | None) -> tuple[bool, int]:
+    """The sort key of build indexes: ascending, rows outside any build (None) last."""
+    return (build_index is None, build_index or 0)
 
 
 _FEW_ROWS = 4
@@ -309,7 +314,7 @@ class Columns:
                     split[key] = [position]
                 else:
                     rows.append(position)
-            self._builds = {k: split[k] for k in sorted(split, key=lambda v: (v is None, v or 0))}
+            self._builds = {k: split[k] for k in sorted(split, key=build_order)}
         return self._builds
 
     def by_line(self) -> dict[int | None, list[int]]:
@@ -368,9 +373,7 @@ def message_positions(log: ParsedLog, categories: Iterable[str]) -> list[int]:
     by_category = _categories(messages)
     positions = [p for c in set(categories) for p in by_category.get(c, ())]
     if len(positions) > 1:
-        lines = columns(messages)["line"]
-        positions.sort()
-        positions.sort(key=lambda p: (type(lines[p]) is not int, as_int(lines[p]) or 0))
+        positions = _in_line_order(sorted(positions), columns(messages)["line"])
     return positions
 
 
@@ -384,7 +387,7 @@ def message_groups(log: ParsedLog, categories: Iterable[str]) -> list[tuple[int 
     split: dict[int | None, list[int]] = {}
     for position in positions:
         split.setdefault(as_int(builds[position]), []).append(position)
-    return [(b, split[b]) for b in sorted(split, key=lambda v: (v is None, v or 0))]
+    return [(b, split[b]) for b in sorted(split, key=build_order)]
 
 
 def forget_frames() -> None:
@@ -411,7 +414,7 @@ def grouped(frame: pd.DataFrame) -> Iterator[tuple[int | None, pd.DataFrame]]:
     if frame.empty:
         return
     groups = _split(frame)  # the split `rows_of_build` keeps: several rules group the same frame
-    for build_index in sorted(groups, key=lambda v: (v is None, v or 0)):
+    for build_index in sorted(groups, key=build_order):
         yield build_index, groups[build_index]
 
 

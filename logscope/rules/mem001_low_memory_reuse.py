@@ -55,7 +55,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from logscope.model import ParsedLog
-from logscope.rules._common import as_float, as_int, fmt_bytes, pct
+from logscope.rules._common import as_float, as_int, build_order, fmt_bytes, pct
 from logscope.rules._pool import cells_by_build, feature_pool
 from logscope.rules.finding import Finding, Severity
 
@@ -92,7 +92,7 @@ def _level(rate: float, options: Options, reachable: float | None) -> Severity |
 
 def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
     memory = cells_by_build(log.frames["memory"], ("reuse_rate", "reuse_line", "source"))
-    for build_index in sorted(memory, key=lambda v: (v is None, v or 0)):
+    for build_index in sorted(memory, key=build_order):
         # The first row with a printed rate, if any.
         printed = next((row for row in memory[build_index] if as_float(row[0]) is not None), None)
         if printed is not None:

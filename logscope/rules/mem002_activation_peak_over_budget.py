@@ -43,6 +43,7 @@ from logscope.rules._common import (
     MiB,
     as_int,
     as_str,
+    build_order,
     columns,
     first_line,
     fmt_bytes,
@@ -90,7 +91,7 @@ def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
     warnings = dict(message_groups(log, ["activation-peak"]))
     memory = cells_by_build(log.frames["memory"], _MEMORY_COLUMNS)
     builds = set(columns(log.frames["builds"]).builds()) | set(warnings)
-    for build_index in sorted(builds, key=lambda v: (v is None, v or 0)):
+    for build_index in sorted(builds, key=build_order):
         value, value_line, peak_layer, source = _activation(memory.get(build_index, []))
         pool = feature_pool(log, build_index)
         peak_ops = None
