@@ -382,6 +382,29 @@ def _arrow_rows(name: str, table: list[Any], columns: Sequence[str]) -> list[Any
     return [_from_arrow(rows.field(i), dtype, length) for i, dtype in enumerate(SCHEMAS[name].values())]
 
 
+def build_frame_arrow(name: str, columns: Sequence[pa.Array], length: int) -> pd.DataFrame:
+    """Frame `name` from one Arrow array per declared column, in the schema's order, each of its column's
+    Arrow type (`arrow_type`) and of `length` values: typed as `build_frame` types the same values (each
+    through `_from_arrow`, as `_arrow_rows` does with the fields of its struct array). For parsers that
+    keep a big table's cells as read and convert whole columns at once (`parsers.rknn.tensor_rows`)."""
+    schema = SCHEMAS[name]
+    if len(columns) != len(schema):
+        raise ValueError(f"{name}: {len(columns)} columns for {len(schema)} declared")
+    arrays = []
+    for column, dtype, values in zip(schema, schema.values(), columns, strict=True):
+        if len(values) != length or values.type != _ARROW_TYPES[dtype]:
+            raise ValueError(
+                f"{name}.{column}: {len(values)} values of {values.type}, not {length} of {dtype}"
+            )
+        arrays.append(_from_arrow(values, dtype, length))
+    return _assemble(name, arrays, length)
+
+
+def arrow_type(dtype: str) -> pa.DataType:
+    """The Arrow type a column of frame dtype `dtype` is converted through (large strings, int64, ...)."""
+    return _ARROW_TYPES[dtype]
+
+
 @functools.cache
 def _column_names(name: str) -> tuple[str, ...]:
     return tuple(SCHEMAS[name])

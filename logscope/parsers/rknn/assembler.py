@@ -11,6 +11,7 @@ from logscope.parsers.grammar import Fields
 from logscope.parsers.rknn.accuracy_join import join_accuracy_layers
 from logscope.parsers.rknn.bulk import messages_frame
 from logscope.parsers.rknn.state import _FOREIGN, _MESSAGE_KINDS, _NOISE, _ROW_COLUMNS, _Build
+from logscope.parsers.rknn.tensor_rows import TensorRows
 from logscope.parsers.rknn.toolkit import ToolkitLogger
 
 
@@ -144,6 +145,8 @@ class RknnAssembler(ToolkitLogger):
         frames = {
             name: messages_frame(rows, _ROW_COLUMNS[name])
             if name == "messages" and self.has_message_runs
+            else rows.frame()
+            if isinstance(rows, TensorRows)
             else build_frame(name, rows, _ROW_COLUMNS.get(name))
             for name, rows in self.rows.items()
             if name != "unparsed"

@@ -10,7 +10,7 @@ from logscope.parsers.grammar import Fields
 from logscope.parsers.rknn.evaluation import Evaluation
 from logscope.parsers.rknn.layer_cells import _LAYER_TAIL, read_tails, tail_layout
 from logscope.parsers.rknn.state import _LAYER_FIELDS, _TENSOR_FIELDS, BOUNDARIES
-from logscope.parsers.rknn.values import _demangle, _parse_settings, _shape_bytes, _to_bytes
+from logscope.parsers.rknn.values import _demangle, _parse_settings, _to_bytes
 
 _BOUNDARY_PASSES = frozenset(key.partition(":")[2] for key in BOUNDARIES if key.startswith("PASS_MARK:"))
 _UNFIT_LAYER_ROW = "layer row that fits neither its header nor a known layout"
@@ -170,57 +170,16 @@ class CompilerOutput(Evaluation):
         self._tensor_rows([values], [number])
 
     def _tensor_rows(self, rows: list[tuple[str | None, ...]], numbers: list[int]) -> None:
-        """Tensor-table rows from their `_TENSOR_FIELDS` values, in line order, column by column (a run of
-        a tensor table's rows, `parsers.rknn.table_runs`, or one row). Reads the table but changes no
-        context, so a run reads as its rows one by one."""
+        """Tensor-table rows from their `_TENSOR_FIELDS` values, in line order (a run of a tensor table's
+        rows, `parsers.rknn.table_runs`, or one row): kept as read, with the build and the table a row
+        without NativeShape or DataFormat belongs to, and converted by whole columns once per log
+        (`tensor_rows.TensorRows`). Reads the table but changes no context, so a run reads as its rows
+        one by one."""
         self.counts["structural"] += len(rows)
         build = self.builds[-1] if self.builds else self._current(numbers[0])
         build.has_tables = True
-        ids, users, names, dtypes, formats, origs, natives, starts, flags, ends, sizes, hits = zip(
-            *rows, strict=True
-        )
-        # The optional cells: `''` where a run read from joined lines (`table_runs.joined_rows`) found
-        # none, None where a line's match did; either way None (a cell that is there is never empty).
-        empty: dict[str | None, None] = {"": None}
-        formats, natives, hits = (
-            tuple(map(empty.get, column, column)) for column in (formats, natives, hits)
-        )
         current = self.table if self.table in ("feature", "const") else "const"
-        # A row with neither NativeShape nor DataFormat is a const row, unless a table says otherwise.
-        tables = [
-            "feature" if n or f else (current if n is None and f is None else "const")
-            for n, f in zip(natives, formats, strict=True)
-        ]
-        # The id, the dtype, Start, End, Size and the flag are never missing from a TENSOR_ROW match (the
-        # terminal requires them), so they are converted in C: `int(id)`, `int(hex, 16)`, `flag == "*"`.
-        logical = list(map(_shape_bytes, origs, dtypes))
-        native_bytes = list(map(_shape_bytes, natives, dtypes))  # (None without a NativeShape)
-        self.rows["tensors"].extend(
-            zip(
-                [build.index] * len(rows),
-                tables,
-                list(map(int, ids)),
-                users,
-                names,
-                dtypes,
-                formats,
-                origs,
-                natives,
-                list(map(int, starts, repeat(16))),
-                list(map(int, ends, repeat(16))),
-                list(map(int, sizes, repeat(16))),
-                list(map("*".__eq__, flags)),
-                hits,
-                logical,
-                native_bytes,
-                [
-                    b - a if b is not None and a is not None else None
-                    for a, b in zip(logical, native_bytes, strict=True)
-                ],
-                numbers,
-                strict=True,
-            )
-        )
+        self.tensor_rows.add(build.index, current, rows, numbers)
 
     def _min_const_row(self, f: Fields, line: str, number: int) -> None:
         if self.table != "min_const":
@@ -229,12 +188,9 @@ class CompilerOutput(Evaluation):
         self._structural()
         build = self._current(number)
         build.has_tables = True
-        dtype = f["dtype"] or ""
-        orig = f["orig_shape"]
-        row = (build.index, "const", None, f["user"], f["name"], dtype, None, orig, None)
-        self.rows["tensors"].append(
-            (*row, None, None, None, False, None, _shape_bytes(orig, dtype), None, None, number)
-        )
+        # A const row with no id, offsets or NativeShape (`TensorRows` reads a missing flag as no star).
+        cells = (None, f["user"], f["name"], f["dtype"] or "", None, f["orig_shape"], *(None,) * 6)
+        self.tensor_rows.add(build.index, "const", [cells], [number])
 
     def _total_memory(self, f: Fields, line: str, number: int) -> None:
         self._structural()
