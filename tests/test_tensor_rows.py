@@ -13,7 +13,6 @@ import pandas as pd
 import pytest
 
 import logscope.io
-import logscope.parsers.rknn.tensor_rows as tensor_rows
 from logscope.api import parse_text
 from logscope.frames import build_frame
 from logscope.parsers.rknn.tensor_rows import _COLUMNS, TensorRows
@@ -73,9 +72,7 @@ def test_every_fixture_converts_as_row_by_row(path: Path, monkeypatch: pytest.Mo
         assert rows._arrow_columns() is not None
 
 
-@pytest.mark.parametrize("batch", [1, 7, 64, tensor_rows.BATCH])
-def test_cells_of_every_shape_convert_as_row_by_row(batch: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(tensor_rows, "BATCH", batch)
+def test_cells_of_every_shape_convert_as_row_by_row() -> None:
     shapes = ["(1,3,224,224)", "()", "(1,,2)", "(0)", "(7)", "(65536,65536,3)", "(3,5)"]
     dtypes = ["INT8", "INT4", "UINT4", "FLOAT16", "FLOAT", "INT64", "BOOL", "BFLOAT16", ""]
     rng = random.Random(7)
@@ -120,12 +117,8 @@ def test_cells_of_every_shape_convert_as_row_by_row(batch: int, monkeypatch: pyt
         cells(orig="(99999999999,99999999999)", dtype="INT64"),  # a size beyond int64
     ],
 )
-@pytest.mark.parametrize("batch", [2, tensor_rows.BATCH])
-def test_cells_arrow_may_not_read_go_row_by_row(
-    odd: Cells, batch: int, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(tensor_rows, "BATCH", batch)
-    rows = store((0, "const", [cells(), odd, cells(id_="5")]), (1, "feature", [cells(name="x")] * 3))
+def test_cells_arrow_may_not_read_go_row_by_row(odd: Cells) -> None:
+    rows = store((0, "const", [cells(), odd, cells(id_="5")]))
     assert rows._arrow_columns() is None
     same_frame(rows.frame(), per_row(rows))
 
@@ -134,23 +127,6 @@ def test_leading_zeros_are_read_by_columns() -> None:
     rows = store((0, "const", [cells(id_="000000000000000000000000007", start="0x000000000000010")]))
     assert rows._arrow_columns() is not None
     same_frame(rows.frame(), per_row(rows))
-
-
-def test_text_arrow_refuses_is_kept_as_read(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A cell Arrow cannot hold as text (a lone surrogate, which only a caller's own string may hold)
-    leaves that batch and every later one as read: the per-row reading builds the frame, or fails as
-    it always did."""
-    monkeypatch.setattr(tensor_rows, "BATCH", 2)
-    rows = store((0, "const", [cells(), cells(name="a")]), (0, "const", [cells(name="b\udc80"), cells()]))
-    assert rows.chunks and rows.refused and rows._arrow_columns() is None
-    assert len(rows.cells()) == 4 and rows.cells()[2][2] == "b\udc80"
-    try:
-        expected: object = per_row(rows)
-    except Exception as exc:  # (whatever the per-row reading does, the frame does)
-        with pytest.raises(type(exc)):
-            rows.frame()
-    else:
-        same_frame(rows.frame(), expected)  # type: ignore[arg-type]
 
 
 def test_no_rows_is_the_empty_frame() -> None:

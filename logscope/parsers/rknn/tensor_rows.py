@@ -51,24 +51,14 @@ _NEWLINE = pa.scalar("\n", pa.large_string())
 _CONVERSION_ERRORS = (pa.ArrowInvalid, OverflowError)
 
 
-# Rows converted to Arrow at a time: while their cells are still in the CPU's caches. Converting all of
-# them at the end cost 4x more per cell (300,000 rows: 85 ns a text cell, each a cache miss, against
-# 25 ns for cells just read), and freeing the cells as they are converted keeps the memory of a long
-# table at its Arrow size.
-BATCH = 2048
-
-
 class TensorRows(list[tuple[str | None, ...]]):
-    """The tensor rows read, in line order, with their line numbers and, per run, the build and table
-    (`add`); `frame()` is the `tensors` frame. The list holds the `_TENSOR_FIELDS` cells of the rows not
-    yet converted; `chunks` those of the rows before them, as struct arrays of text cells."""
+    """The cells of every tensor row read, in line order (a list of `_TENSOR_FIELDS` tuples), with their
+    line numbers and, per run, the build and table (`add`); `frame()` is the `tensors` frame."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.chunks: list[pa.StructArray] = []
         self.numbers: list[int] = []
         self.runs: list[tuple[int, str, int]] = []  # (build index, table, rows), consecutive runs merged
-        self.refused = False  # Arrow refused a batch's text: every later row stays as read
 
     def add(
         self, build_index: int, table: str, cells: list[tuple[str | None, ...]], numbers: list[int]
@@ -81,49 +71,25 @@ class TensorRows(list[tuple[str | None, ...]]):
             runs[-1] = (build_index, table, runs[-1][2] + len(cells))
         else:
             runs.append((build_index, table, len(cells)))
-        if len(self) >= BATCH and not self.refused:
-            self._convert_batch()
-
-    def _convert_batch(self) -> None:
-        try:
-            self.chunks.append(pa.array(self, type=_CELLS))
-        except (pa.ArrowException, ValueError, TypeError, OverflowError):
-            self.refused = True  # (the per-row reading reads them, or says what is wrong)
-            return
-        self.clear()
 
     def frame(self) -> pd.DataFrame:
         """The `tensors` frame: converted by whole columns, or row by row where a value asks for it."""
-        if not self.numbers:
+        if not self:
             return empty_frame("tensors")
         columns = self._arrow_columns()
         if columns is None:
             return build_frame("tensors", self._tuple_rows(), _COLUMNS)
-        return build_frame_arrow("tensors", columns, len(self.numbers))
+        return build_frame_arrow("tensors", columns, len(self))
 
     def _arrow_columns(self) -> list[pa.Array] | None:
         """The frame's columns as Arrow arrays; None when a cell must be read row by row (see the module)."""
-        if self.refused:
-            return None
-        if self:
-            self._convert_batch()
-            if self.refused:
-                return None
         try:
             return self._converted()
         except _CONVERSION_ERRORS:
             return None
 
-    def cells(self) -> list[tuple[str | None, ...]]:
-        """Every row's cells as read (the converted ones back from Arrow: the same strings and None)."""
-        converted = (
-            zip(*(chunk.field(i).to_pylist() for i in range(_CELL_COUNT)), strict=True)
-            for chunk in self.chunks
-        )
-        return [row for chunk in converted for row in chunk] + list(self)
-
     def _converted(self) -> list[pa.Array] | None:
-        cells = pa.concat_arrays(self.chunks) if len(self.chunks) > 1 else self.chunks[0]
+        cells = pa.array(self, type=_CELLS)
         ids, users, names, dtypes, formats, origs, natives, starts, flags, ends, sizes, hits = (
             cells.field(i) for i in range(_CELL_COUNT)
         )
@@ -164,9 +130,7 @@ class TensorRows(list[tuple[str | None, ...]]):
         builds = [b for b, _, count in self.runs for _ in range(count)]
         tables = [t for _, t, count in self.runs for _ in range(count)]
         rows = []
-        for cells, build_index, current, number in zip(
-            self.cells(), builds, tables, self.numbers, strict=True
-        ):
+        for cells, build_index, current, number in zip(self, builds, tables, self.numbers, strict=True):
             id_, user, name, dtype, data_format, orig, native, start, flag, end, size, hit = cells
             data_format, native, hit = data_format or None, native or None, hit or None
             logical, native_bytes = _shape_bytes(orig, dtype), _shape_bytes(native, dtype)
