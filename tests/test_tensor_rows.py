@@ -64,7 +64,12 @@ def store(*runs: tuple[int, str, list[Cells]]) -> TensorRows:
 def test_every_fixture_converts_as_row_by_row(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     kept: list[TensorRows] = []
     frame = TensorRows.frame
-    monkeypatch.setattr(TensorRows, "frame", lambda self: kept.append(self) or frame(self))
+
+    def keep(rows: TensorRows) -> pd.DataFrame:
+        kept.append(rows)
+        return frame(rows)
+
+    monkeypatch.setattr(TensorRows, "frame", keep)
     log = parse_text(logscope.io.read_log(path))
     (rows,) = kept
     same_frame(log.frames["tensors"], per_row(rows))
@@ -127,6 +132,20 @@ def test_leading_zeros_are_read_by_columns() -> None:
     rows = store((0, "const", [cells(id_="000000000000000000000000007", start="0x000000000000010")]))
     assert rows._arrow_columns() is not None
     same_frame(rows.frame(), per_row(rows))
+
+
+def test_text_arrow_refuses_is_read_row_by_row() -> None:
+    """A cell Arrow cannot hold as text (a lone surrogate, which only a caller's own string may hold):
+    the per-row reading builds the frame, or fails as it always did."""
+    rows = store((0, "const", [cells(), cells(name="a")]), (0, "const", [cells(name="b\udc80"), cells()]))
+    assert rows._arrow_columns() is None
+    try:
+        expected: object = per_row(rows)
+    except Exception as exc:  # (whatever the per-row reading does, the frame does)
+        with pytest.raises(type(exc)):
+            rows.frame()
+    else:
+        same_frame(rows.frame(), expected)  # type: ignore[arg-type]
 
 
 def test_no_rows_is_the_empty_frame() -> None:

@@ -89,7 +89,12 @@ class TensorRows(list[tuple[str | None, ...]]):
             return None
 
     def _converted(self) -> list[pa.Array] | None:
-        cells = pa.array(self, type=_CELLS)
+        # All rows at once: converting batches of 2,048 as they were read (to free their cells early:
+        # peak memory 373 MB instead of 448 for 300,000 rows, 436 before) cost 0.5-1.5 us a row more.
+        try:
+            cells = pa.array(self, type=_CELLS)
+        except (pa.ArrowException, ValueError, TypeError):  # text Arrow cannot hold (a lone surrogate)
+            return None
         ids, users, names, dtypes, formats, origs, natives, starts, flags, ends, sizes, hits = (
             cells.field(i) for i in range(_CELL_COUNT)
         )
