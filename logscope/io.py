@@ -46,6 +46,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Protocol
 
+import numpy as np
+
 from logscope.errors import InputError
 
 if TYPE_CHECKING:
@@ -104,10 +106,6 @@ _ANSI = re.compile(
     """,
     re.VERBOSE,
 )
-
-# A line that ends in blanks: one scan that stops only at newlines (two ``in`` tests, one per blank,
-# walked the text twice when no line has trailing blanks).
-_BLANK_BEFORE_NEWLINE = re.compile(r"\n(?<=[ \t]\n)")
 
 # A toolkit log line glued to the closing bracket of a tqdm rate: "...240.65it/s]E build: ...".
 # The lookahead requires "<level letter><space><non-space>" so ordinary text is never split.
@@ -420,8 +418,9 @@ class LogStream:
             if b"\x00" in block:  # in UTF-8 a NUL character is a NUL byte, found here by memchr
                 nuls += text.count("\x00")
                 text = text.replace("\x00", "")
+            marks = _block_marks(block)
             del block
-            lines, numbers, physical = _split_block(text, offset, counts, dedent=False)
+            lines, numbers, physical = _split_block(text, offset, counts, dedent=False, marks=marks)
             del text
             offset += physical
             yield lines, numbers
@@ -436,6 +435,14 @@ class LogStream:
         if nuls:
             notes.append(f"removed {_plural(nuls, 'NUL character')}")
         self.notes = tuple(notes + _line_notes(counts))
+
+
+def _block_marks(block: bytes) -> _Marks | None:
+    """The marks of a block of UTF-8 bytes for its decoded text, or None when the text will not keep the
+    block's lines character for character (NULs removed, or ``\r\n`` about to be normalised)."""
+    if b"\x00" in block or (b"\r" in block and b"\r\n" in block):
+        return None
+    return _Marks(block)
 
 
 def _streamable_start(raw: memoryview) -> bool:
@@ -781,68 +788,73 @@ def _check_text(text: str, name: str) -> None:
 # --------------------------------------------------------------------------------------------
 
 
-def _marker_starts(text: str) -> list[int]:
-    """Positions (ascending) of slow-path markers, at least one in every physical line that has one.
+# The bytes of a log line glued to a tqdm rate bracket ("]" + level letter + " ") and of the one-character
+# markers. All are ASCII: in UTF-8 such a byte is always that character, never part of another one.
+_GLUE_LEVEL = np.zeros(256, dtype=bool)
+_GLUE_LEVEL[list(b"DIWE")] = True
+_CLOSE, _SPACE, _TAB, _NEWLINE = (ord(c) for c in "] \t\n")
+_CHAR_MARKERS_B = tuple(marker.encode("ascii") for marker in _CHAR_MARKERS)
 
-    The one-character markers (``\\r``, ESC, backspace) are located with ``str.find`` (memchr, in C)
-    and log lines glued to tqdm rate brackets with one regex scan that only stops at ``]`` (a
-    ``str.find`` per bracket spelling walked the whole text twice, and each finished bar, glued or
-    not, went down the slow path: 500 of them per 4 MiB of a verbose build log). After a hit the
-    search resumes at the next line, so a tqdm line with thousands of ``\\r`` is visited once. Text
-    without a marker costs four scans.
+
+class _Marks:
+    """Which physical lines of a block need more than a split, found on its UTF-8 bytes.
+
+    ``marked``: lines holding ``\r``, ESC or backspace; ``glued``: lines holding ``]``, a level letter
+    and a space in a row (a superset of the lines :data:`_TQDM_GLUE` finds glue in, checked with it
+    once split); ``blank``: lines ending in a space or tab. Indices are 0-based lines of the block
+    (``\n``-separated), ascending.
+
+    Why bytes and numpy: the line of each such byte is the number of ``\n`` before it (one
+    ``searchsorted`` over the newline positions), and the comparisons run over the whole block in C.
+    The two whole-text regex scans this replaces (the glue regex, stopping at every ``]``, and a
+    blank-before-newline regex, stopping at every newline) cost 0.3-0.5 ms per MB each; this costs
+    about 0.2 for all three. Valid for a text exactly when each of its lines holds the same ASCII
+    characters, in the same order, as the same line of ``data``: true of the UTF-8 bytes it was
+    decoded from (with or without replaced bytes: the decoder never merges an ASCII byte into another
+    character) as long as no ``\r\n`` or NUL was removed from the text.
     """
-    starts: list[int] = []
-    find = text.find
-    for marker in _CHAR_MARKERS:
-        pos = find(marker)
-        while pos >= 0:
-            starts.append(pos)
-            nl = find("\n", pos)
-            if nl < 0:
-                break
-            pos = find(marker, nl + 1)
+
+    __slots__ = ("blank", "glued", "marked")
+
+    def __init__(self, data: bytes) -> None:
+        a = np.frombuffer(data, dtype=np.uint8)
+        ends = np.flatnonzero(a == _NEWLINE)
+        found = [np.flatnonzero(a == marker[0]) for marker in _CHAR_MARKERS_B if marker in data]
+        self.marked: list[int] = []
+        if found:
+            self.marked = np.unique(np.searchsorted(ends, np.concatenate(found))).tolist()
+        # One block-sized temporary at a time: with several alive (`(a == x) & (a == y)`), each took
+        # fresh pages from the system once pandas was imported, four times the cost of the compares.
+        glue = np.flatnonzero(a[:-2] == _CLOSE)
+        glue = glue[a[glue + 2] == _SPACE]
+        glue = glue[_GLUE_LEVEL[a[glue + 1]]]
+        self.glued: list[int] = np.searchsorted(ends, glue).tolist() if len(glue) else []
+        before = a[ends - 1]  # the last character of each terminated line (or the \n before an empty one)
+        if len(ends) and ends[0] == 0:
+            before[0] = _NEWLINE  # an empty first line: a[-1] is the block's last byte, not its own
+        self.blank: list[int] = np.flatnonzero((before == _SPACE) | (before == _TAB)).tolist()
+        if data.endswith((b" ", b"\t")):
+            self.blank.append(len(ends))  # the last line, without a terminator
+
+
+def _encoded(text: str) -> bytes:
+    """``text`` as UTF-8 for :class:`_Marks` (a copy at memory speed for ASCII text)."""
+    return text.encode("ascii") if text.isascii() else text.encode("utf-8", "surrogatepass")
+
+
+def _marked_lines(phys: list[str], marks: _Marks) -> list[int]:
+    """Indices (ascending, unique) of the physical lines with a slow-path marker: ``\r``, ESC,
+    backspace, or a log line glued to a tqdm rate (a glue candidate counts when the glue regex finds
+    glue in its line; a glued line's ``]`` is a candidate, so none is missed)."""
     search = _TQDM_GLUE.search
-    found = search(text)
-    while found is not None:
-        pos = found.start()
-        starts.append(pos)
-        nl = find("\n", pos)
-        if nl < 0:
-            break
-        found = search(text, nl + 1)
-    starts.sort()
-    return starts
+    glued = [i for i in dict.fromkeys(marks.glued) if search(phys[i])]
+    return sorted({*marks.marked, *glued}) if glued else marks.marked
 
 
 def _physical_lines(text: str) -> tuple[list[str], list[int]]:
-    """``text.split("\n")`` and the 0-based indices (ascending, unique) of the lines with a marker.
-
-    The text is split in runs between marked lines, so a marked line's index is the length of the
-    list when it is reached: no newline has to be counted (counting them up to the last marked
-    line, often near the end of a log, was a whole extra pass).
-    """
-    starts = _marker_starts(text)
-    if not starts:
-        return text.split("\n"), []
-    phys: list[str] = []
-    dirty: list[int] = []
-    find, rfind = text.find, text.rfind
-    upto = 0  # start of the first line not yet in `phys`
-    for pos in starts:
-        if pos < upto:
-            continue  # another marker of a line already taken
-        begin = rfind("\n", upto, pos) + 1 or upto
-        if begin > upto:
-            phys.extend(text[upto : begin - 1].split("\n"))
-        dirty.append(len(phys))
-        end = find("\n", pos)
-        if end < 0:
-            phys.append(text[begin:])
-            return phys, dirty
-        phys.append(text[begin:end])
-        upto = end + 1
-    phys.extend(text[upto:].split("\n"))
-    return phys, dirty
+    """``text.split("\n")`` and the 0-based indices (ascending, unique) of the lines with a marker."""
+    phys = text.split("\n")
+    return phys, _marked_lines(phys, _Marks(_encoded(text)))
 
 
 def _common_prefix(strings: list[str]) -> str:
@@ -945,21 +957,23 @@ def _expand(line: str, counts: _Counts) -> list[str]:
     return out or [""]
 
 
-def _split(text: str) -> tuple[list[str], list[int], list[str]]:
+def _split(text: str, marks: _Marks | None = None) -> tuple[list[str], list[int], list[str]]:
     """Turn decoded text into ``(lines, numbers, notes)`` following the module's conventions."""
     counts = _Counts()
-    lines, numbers, _ = _split_block(text, 0, counts, dedent=True)
+    lines, numbers, _ = _split_block(text, 0, counts, dedent=True, marks=marks)
     return lines, numbers, _line_notes(counts)
 
 
 def _split_block(
-    text: str, offset: int, counts: _Counts, *, dedent: bool
+    text: str, offset: int, counts: _Counts, *, dedent: bool, marks: _Marks | None = None
 ) -> tuple[list[str], list[int], int]:
     """Split one block of decoded text whose first physical line is number ``offset + 1``.
 
     Returns ``(lines, numbers, physical line count)``. A block is a whole file, or (streaming) a run
     of complete lines: everything here is local to a physical line except the dedent decision,
-    which needs every line and is therefore only taken when ``dedent`` is set.
+    which needs every line and is therefore only taken when ``dedent`` is set. ``marks`` may come
+    from the bytes ``text`` was decoded from (see :class:`_Marks` for when that is valid); without
+    them they are found on the text's own encoding.
     """
     if not text:
         return [], [], 0
@@ -968,9 +982,13 @@ def _split_block(
         if crlf:
             text = text.replace("\r\n", "\n")
             counts.crlf += crlf
-    phys, dirty = _physical_lines(text)
+            marks = None  # lines lost their \r: the bytes' marks no longer fit
+    if marks is None:
+        marks = _Marks(_encoded(text))
+    phys = text.split("\n")
     if text.endswith("\n"):
         phys.pop()  # a final terminator ends the last line; it does not start a new one
+    dirty = _marked_lines(phys, marks)
 
     for i in dirty:
         phys[i] = _scrub(phys[i], counts)
@@ -978,10 +996,11 @@ def _split_block(
     if dedent:
         counts.dedent_note = _dedent(phys)
 
-    # Only lines not in `dirty` need stripping here (_expand strips its own pieces), and only if
-    # some line ends in blanks at all; checking first saves a pass over a million clean lines.
-    if _BLANK_BEFORE_NEWLINE.search(text) or text.endswith((" ", "\t")):
-        phys = [s.rstrip(" \t") for s in phys]
+    # Only the lines that end in blanks are stripped: rstrip leaves every other line as it is, and
+    # these are a few per block (a list comprehension over every line cost 0.04 us a line). Dirty
+    # lines among them are stripped again by _expand, piece by piece.
+    for i in marks.blank:
+        phys[i] = phys[i].rstrip(" \t")
 
     if not dirty:
         return phys, list(range(offset + 1, offset + len(phys) + 1)), len(phys)
@@ -1026,9 +1045,14 @@ def _build(raw: bytes, name: str, compression: str | None) -> LogText:
         return LogText(name, [], [], "utf-8", compression, digest, 0, ())
     text, encoding, notes = _decode(raw, name)
     _check_text(text, name)
-    if "\x00" in text:
+    # In every encoding but UTF-16 a NUL character is a NUL byte: found by memchr in the bytes, where
+    # `in` on text that is not pure ASCII (one tqdm bar of block characters) walks it at 0.3 ms per MB.
+    has_nul = "\x00" in text if encoding.startswith("utf-16") else b"\x00" in raw
+    if has_nul:
         # Past the sampled head: serial consoles emit stray NULs on line glitches; drop them.
         notes.append(f"removed {_plural(text.count(chr(0)), 'NUL character')}")
         text = text.replace("\x00", "")
-    lines, numbers, line_notes = _split(text)
+    # Text decoded from UTF-8 has its lines' ASCII characters byte for byte in `raw` (see _Marks).
+    marks = _block_marks(raw) if encoding == "utf-8" else None
+    lines, numbers, line_notes = _split(text, marks)
     return LogText(name, lines, numbers, encoding, compression, digest, len(raw), tuple(notes + line_notes))

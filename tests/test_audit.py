@@ -255,6 +255,25 @@ def test_log_time_is_a_leading_or_labelled_date():
     )
 
 
+def test_audited_log_time_is_found_in_the_lines_the_parse_read():
+    """The audit takes the log time from the first lines its parse read, not from a second read of the
+    file: the same time and line as `find_log_time` for each of these logs (dates leading a line or
+    labelled, in RKNN and MCU logs, and one log without a date)."""
+    from logscope.audit.worker import FileTask, audit_file
+
+    paths = [
+        MOBILENET,
+        RKNN / "34-issue-rl-tk2-44-android-logcat-malloc-npu-rk3568.log",
+        FIXTURES / "mcu" / "11-stedgeai-v1-analyze-report-mnist-h750.txt",
+        RKNN / "26-issue-rl-tk2-118-tqdm-cr-buffer-overflow-tk2-1.x.log",
+    ]
+    for path in paths:
+        result = audit_file(FileTask(str(path)))
+        assert result.status == "ok", result.error
+        found = (result.row["log_time"], result.row["log_time_line"])
+        assert found == find_log_time(str(path)), path
+
+
 def test_options_are_checked(tmp_path):
     with pytest.raises(ConfigError, match="engine"):
         audit([str(MOBILENET)], tmp_path / "a.duckdb", AuditOptions(engine="spark"))

@@ -264,3 +264,54 @@ def test_first_line_longer_than_the_first_block(tmp_path: Path, tail: bytes) -> 
     assert first == "D " + "z" * 200_000
     assert rest == {b"": [], b"\n": [], b"\nI next\n": ["I next"]}[tail]
     assert stream.size_bytes == len(data)
+
+
+def reference_split(text: str) -> tuple[list[str], list[int]]:
+    """The definition of a block's lines: a clean physical line loses its trailing blanks; a line with
+    debris is scrubbed and expanded into its frames; every line keeps its own number."""
+    counts = lio._Counts()
+    if not text:
+        return [], []
+    phys, dirty = reference_lines(text.replace("\r\n", "\n"))
+    if text.endswith("\n"):
+        phys.pop()
+    lines: list[str] = []
+    numbers: list[int] = []
+    for i, line in enumerate(phys):
+        pieces = lio._expand(lio._scrub(line, counts), counts) if i in dirty else [line.rstrip(" \t")]
+        lines.extend(pieces)
+        numbers.extend([i + 1] * len(pieces))
+    return lines, numbers
+
+
+def test_marks_match_the_per_line_definitions() -> None:
+    """Marks found on the bytes: debris lines as `reference_lines`, blank-ended lines as `endswith`."""
+    for text in [*random_texts(3000, seed=11), "", " ", "\n ", " \n", "\n\n\t", "]I x", "a]E \n"]:
+        phys = text.split("\n")
+        marks = lio._Marks(text.encode("utf-8"))
+        assert lio._marked_lines(phys, marks) == reference_lines(text)[1], repr(text)
+        assert marks.blank == [i for i, line in enumerate(phys) if line.endswith((" ", "\t"))], repr(text)
+
+
+def test_split_block_matches_the_per_line_definition() -> None:
+    for text in random_texts(3000, seed=5):
+        lines, numbers, _ = lio._split_block(text, 0, lio._Counts(), dedent=False)
+        assert (lines, numbers) == reference_split(text), repr(text)
+
+
+def test_marks_of_the_raw_bytes_fit_text_decoded_with_replacements() -> None:
+    """A block with invalid UTF-8 (cut characters, stray bytes next to debris) is split by the marks of
+    its raw bytes exactly as by the marks of its decoded text's own encoding."""
+    rng = random.Random(2)
+    bad = [b"\xff", b"\xe4\xb8", b"\xc2", b"\xed\xa0\x80", b"\xf0\x9f\x98"]
+    for text in random_texts(2000, seed=9):
+        parts = [atom.encode("utf-8") for atom in text] + [rng.choice(bad) for _ in range(3)]
+        rng.shuffle(parts)
+        raw = b"".join(parts)
+        decoded = raw.decode("utf-8", "replace")
+        marks = lio._block_marks(raw)
+        if marks is None:  # \r\n to normalise: the text's own encoding is used
+            continue
+        expected = lio._split_block(decoded, 0, lio._Counts(), dedent=False)
+        assert lio._split_block(decoded, 0, lio._Counts(), dedent=False, marks=marks) == expected, raw
+        assert expected[:2] == reference_split(decoded), raw

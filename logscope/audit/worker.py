@@ -146,7 +146,15 @@ def audit_file(task: FileTask) -> FileResult:
     mtime = dt.datetime.fromtimestamp(st.st_mtime, dt.UTC).replace(tzinfo=None)
     row = _file_row(path, sha256, st.st_size, mtime)
     stream = LogStream(path)
-    status, error, tables = _audit_log(task, row, lambda: parse_stream(stream), lambda: find_log_time(path))
+    # The log time is looked for in the first lines the parse reads (reading the file's head a second
+    # time cost 0.5 ms a file), as for an object-store URL.
+    blocks, head = first_lines(iter(stream), _TIME_LINES)
+    status, error, tables = _audit_log(
+        task,
+        row,
+        lambda: parse_stream(stream, blocks),
+        lambda: log_time_in(*head[0]) if head else (None, None),
+    )
     if not sha256:
         if (
             status == "ok"
