@@ -131,10 +131,10 @@ def test_count_controls_on_random_characters() -> None:
 def test_binary_refusal_counts_controls_as_before() -> None:
     """11% controls in the sample is binary, 9% is text, whichever way they are counted."""
     with pytest.raises(lio.InputError, match="11% control characters"):
-        lio._check_text("\x01" * 11 + "a" * 89, "x")
-    lio._check_text("\x01" * 9 + "a" * 91, "x")
+        lio._check_text("\x01" * 11 + "a" * 89, None, "x")
+    lio._check_text("\x01" * 9 + "a" * 91, None, "x")
     with pytest.raises(lio.InputError, match="control characters"):
-        lio._check_text("\x85" * 11 + "a" * 89, "x")  # C1 controls take the regex path
+        lio._check_text("\x85" * 11 + "a" * 89, None, "x")  # C1 controls take the regex path
 
 
 @pytest.mark.parametrize(
@@ -315,3 +315,46 @@ def test_marks_of_the_raw_bytes_fit_text_decoded_with_replacements() -> None:
         expected = lio._split_block(decoded, 0, lio._Counts(), dedent=False)
         assert lio._split_block(decoded, 0, lio._Counts(), dedent=False, marks=marks) == expected, raw
         assert expected[:2] == reference_split(decoded), raw
+
+
+@pytest.mark.parametrize("wide", ["", "é", "█", "已杀死", "😀"])
+@pytest.mark.parametrize("length", [0, 10, lio._SAMPLE - 2, lio._SAMPLE, lio._SAMPLE + 3, 3 * lio._SAMPLE])
+def test_utf8_head_is_the_texts_sample_and_its_bytes(wide: str, length: int) -> None:
+    """Characters of 1 to 4 bytes around the sample's end, the sample cut inside one, texts shorter
+    than the sample: the head is `text[:_SAMPLE]` and exactly its UTF-8 bytes."""
+    rng = random.Random(length)
+    text = "".join(rng.choice(["a", "\n", wide or "b"]) for _ in range(length))
+    sample = text[: lio._SAMPLE]
+    assert lio._utf8_head(text.encode("utf-8")) == (sample, sample.encode("utf-8"))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I plain\n" * 3,
+        "Loading: 100%|████| 1/1 [00:00, 9.9it/s]\nI next \n",  # a wide line between ASCII lines
+        "█\n\n█",  # wide first and last lines, no terminator
+        "\n".join(["a"] * 10 + ["é"] * 3 + ["b"] * 2 + ["é"]) + "\n",  # adjacent wide lines form one run
+        "".join(f"{i} 已杀死\nI ok\n" for i in range(200)),  # more runs than decoded apart
+    ],
+)
+def test_utf8_lines_split_as_the_decoded_text(text: str) -> None:
+    """The lines decoded in ASCII runs and wide runs are the decoded text's lines, whatever the runs."""
+    raw = text.encode("utf-8")
+    marks = lio._Marks(raw, spans=True)
+    if marks.wide is None:
+        assert text.count("已") > lio._WIDE_RUNS
+        return
+    assert lio._utf8_lines(raw, marks.wide) == text.split("\n")
+    assert lio._plain_lines(raw, marks) == text.split("\n")
+
+
+def test_utf8_lines_on_random_text() -> None:
+    for text in random_texts(3000, seed=13):
+        raw = text.encode("utf-8")
+        marks = lio._Marks(raw, spans=True)
+        assert marks.wide is not None
+        assert lio._utf8_lines(raw, marks.wide) == text.split("\n"), repr(text)
+    bad = "I ok\n█\n".encode() + b"\xff\n"
+    with pytest.raises(UnicodeDecodeError):
+        lio._utf8_lines(bad, lio._Marks(bad, spans=True).wide or [])
