@@ -24,9 +24,11 @@ Line-ending convention: ``\\n`` and ``\\r\\n`` end a line. A final line terminat
 start an extra empty line (``"a\\nb\\n"`` and ``"a\\nb"`` both have two lines), an empty input has
 zero lines, and ``"\\n"`` is one blank line. Blank lines are kept as ``""`` so numbering is exact.
 
-Speed matters because logs can be 50 MB: text with none of ``\\r``, ESC, backspace or a log line
-glued to a tqdm rate takes a fast path (one ``split`` and at most one ``rstrip`` per line); otherwise
-only the physical lines that contain such debris get the expensive treatment.
+Speed matters because logs can be 50 MB. The lines that need more than a split (``\\r``, ESC,
+backspace, a log line glued to a tqdm rate, trailing blanks) are found by a few numpy passes over a
+block's bytes (:class:`_Marks`), and only they get the expensive treatment; valid UTF-8 is decoded
+in runs so that the ASCII lines stay one byte a character however many tqdm bars the log draws
+(:func:`_utf8_lines`). Both are checked against the per-line definitions in the tests.
 """
 
 from __future__ import annotations
@@ -451,15 +453,15 @@ class LogStream:
 
 def _block_marks(block: bytes, *, spans: bool = False) -> _Marks | None:
     """The marks of a block of UTF-8 bytes for its decoded text, or None when the text will not keep the
-    block's lines character for character (NULs removed, or ``\r\n`` about to be normalised)."""
+    block's lines character for character (NULs removed, or ``\\r\\n`` about to be normalised)."""
     if b"\x00" in block or (b"\r" in block and b"\r\n" in block):
         return None
     return _Marks(block, spans=spans)
 
 
 def _plain_lines(block: bytes, marks: _Marks | None) -> list[str] | None:
-    """The physical lines of a block of valid UTF-8 without NUL or ``\r\n`` (exactly its text's split at
-    ``\n``), or None when it is not one or has too many non-ASCII lines to decode them apart."""
+    """The physical lines of a block of valid UTF-8 without NUL or ``\\r\\n`` (exactly its text's split at
+    ``\\n``), or None when it is not one or has too many non-ASCII lines to decode them apart."""
     if marks is None or marks.wide is None:
         return None
     try:
@@ -484,7 +486,7 @@ def _streamable_start(raw: memoryview) -> bool:
 
 
 def _dedent_undecided(text: str) -> bool:
-    """``_dedent(text.split("\n")) is None``, looking only as far as the first line that settles it.
+    """``_dedent(text.split("\\n")) is None``, looking only as far as the first line that settles it.
 
     A real log settles it on its first non-blank line; splitting a whole 4 MiB block into lines to
     find that out cost more than decoding it.
@@ -827,19 +829,19 @@ _CHAR_MARKERS_B = tuple(marker.encode("ascii") for marker in _CHAR_MARKERS)
 class _Marks:
     """Which physical lines of a block need more than a split, found on its UTF-8 bytes.
 
-    ``marked``: lines holding ``\r``, ESC or backspace; ``glued``: lines holding ``]``, a level letter
+    ``marked``: lines holding ``\\r``, ESC or backspace; ``glued``: lines holding ``]``, a level letter
     and a space in a row (a superset of the lines :data:`_TQDM_GLUE` finds glue in, checked with it
     once split); ``blank``: lines ending in a space or tab. Indices are 0-based lines of the block
-    (``\n``-separated), ascending.
+    (``\\n``-separated), ascending.
 
-    Why bytes and numpy: the line of each such byte is the number of ``\n`` before it (one
+    Why bytes and numpy: the line of each such byte is the number of ``\\n`` before it (one
     ``searchsorted`` over the newline positions), and the comparisons run over the whole block in C.
     The two whole-text regex scans this replaces (the glue regex, stopping at every ``]``, and a
     blank-before-newline regex, stopping at every newline) cost 0.3-0.5 ms per MB each; this costs
     about 0.2 for all three. Valid for a text exactly when each of its lines holds the same ASCII
     characters, in the same order, as the same line of ``data``: true of the UTF-8 bytes it was
     decoded from (with or without replaced bytes: the decoder never merges an ASCII byte into another
-    character) as long as no ``\r\n`` or NUL was removed from the text.
+    character) as long as no ``\\r\\n`` or NUL was removed from the text.
     """
 
     __slots__ = ("blank", "glued", "marked", "wide")
@@ -876,7 +878,7 @@ _WIDE_RUNS = 64
 
 def _wide_spans(a: np.ndarray, ends: np.ndarray, mask: np.ndarray) -> list[tuple[int, int]] | None:
     """Byte spans ``[start, end)`` of the runs of consecutive lines holding a non-ASCII byte, ``end`` at
-    the ``\n`` after the run (or the end of the data); None for more than ``_WIDE_RUNS`` runs."""
+    the ``\\n`` after the run (or the end of the data); None for more than ``_WIDE_RUNS`` runs."""
     lines = np.unique(np.searchsorted(ends, np.flatnonzero(np.greater_equal(a, 0x80, out=mask))))
     spans: list[tuple[int, int]] = []
     count = len(ends)
@@ -893,13 +895,13 @@ def _wide_spans(a: np.ndarray, ends: np.ndarray, mask: np.ndarray) -> list[tuple
 
 
 def _utf8_lines(data: bytes, wide: list[tuple[int, int]]) -> list[str]:
-    """``data.decode("utf-8").split("\n")``, decoding the ASCII lines apart from the ``wide`` spans of
+    """``data.decode("utf-8").split("\\n")``, decoding the ASCII lines apart from the ``wide`` spans of
     lines that hold other bytes (:func:`_wide_spans`); UnicodeDecodeError where ``data`` is not UTF-8.
 
     Why: one non-ASCII character (a tqdm bar drawn with block characters, in nearly every build log)
     makes the whole decoded text two bytes a character; decoding it cost 0.4 ms per MB instead of 0.05,
     and splitting it had to look for the widest character of every line. Decoding is the same either
-    way: the pieces end at ``\n``, which no UTF-8 sequence spans.
+    way: the pieces end at ``\\n``, which no UTF-8 sequence spans.
     """
     view = memoryview(data)
     phys: list[str] = []
@@ -951,7 +953,7 @@ def _encoded(text: str) -> bytes:
 
 
 def _marked_lines(phys: list[str], marks: _Marks) -> list[int]:
-    """Indices (ascending, unique) of the physical lines with a slow-path marker: ``\r``, ESC,
+    """Indices (ascending, unique) of the physical lines with a slow-path marker: ``\\r``, ESC,
     backspace, or a log line glued to a tqdm rate (a glue candidate counts when the glue regex finds
     glue in its line; a glued line's ``]`` is a candidate, so none is missed)."""
     search = _TQDM_GLUE.search
@@ -960,7 +962,7 @@ def _marked_lines(phys: list[str], marks: _Marks) -> list[int]:
 
 
 def _physical_lines(text: str) -> tuple[list[str], list[int]]:
-    """``text.split("\n")`` and the 0-based indices (ascending, unique) of the lines with a marker."""
+    """``text.split("\\n")`` and the 0-based indices (ascending, unique) of the lines with a marker."""
     phys = text.split("\n")
     return phys, _marked_lines(phys, _Marks(_encoded(text)))
 
@@ -1099,7 +1101,7 @@ def _split_block(
 def _split_lines(
     phys: list[str], terminated: bool, offset: int, counts: _Counts, *, dedent: bool, marks: _Marks
 ) -> tuple[list[str], list[int], int]:
-    """:func:`_split_block` once the text is split at ``\n`` into ``phys`` (``terminated``: the text
+    """:func:`_split_block` once the text is split at ``\\n`` into ``phys`` (``terminated``: the text
     ends with one), with the marks of its lines."""
     if terminated:
         phys.pop()  # a final terminator ends the last line; it does not start a new one
