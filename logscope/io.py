@@ -1114,7 +1114,8 @@ def _split_lines(
     if terminated:
         phys.pop()  # a final terminator ends the last line; it does not start a new one
     dirty = _marked_lines(phys, marks)
-
+    if len(dirty) > 1:
+        dirty = _scrub_colour_lines(phys, dirty, counts)
     for i in dirty:
         phys[i] = _scrub(phys[i], counts)
 
@@ -1143,6 +1144,30 @@ def _split_lines(
     lines.extend(phys[prev:])
     numbers.extend(range(offset + prev + 1, offset + len(phys) + 1))
     return lines, numbers, len(phys)
+
+
+def _scrub_colour_lines(phys: list[str], dirty: list[int], counts: _Counts) -> list[int]:
+    """Clean the lines of ``dirty`` whose only debris is ANSI codes, in one regex call over them all;
+    returns the dirty lines left (to :func:`_scrub` and :func:`_expand` line by line).
+
+    Such a line (ESC, no ``\\r``, no backspace, no tqdm rate after scrubbing) is exactly what
+    ``_expand(_scrub(line))`` makes of it: one piece, the scrubbed line without trailing blanks, under
+    its own number, so it leaves the dirty list (a coloured logger prints hundreds per block, each
+    paid a regex call and two function calls). The lines are joined with ``\\r``: none of them holds
+    one, and no ANSI pattern can match it, so the substitution keeps them apart.
+    """
+    colour = [i for i in dirty if "\x1b" in (line := phys[i]) and "\r" not in line and "\x08" not in line]
+    if not colour:
+        return dirty
+    cleaned = _ANSI.sub("", "\r".join([phys[i] for i in colour])).split("\r")
+    counts.ansi_lines += len(colour)
+    done = set()
+    for i, line in zip(colour, cleaned, strict=True):
+        phys[i] = line  # _scrub will find nothing more in it
+        if "it/s]" not in line and "s/it]" not in line:
+            phys[i] = line.rstrip(" \t")
+            done.add(i)
+    return [i for i in dirty if i not in done] if done else dirty
 
 
 def _line_notes(counts: _Counts) -> list[str]:

@@ -266,12 +266,13 @@ def test_first_line_longer_than_the_first_block(tmp_path: Path, tail: bytes) -> 
     assert stream.size_bytes == len(data)
 
 
-def reference_split(text: str) -> tuple[list[str], list[int]]:
+def reference_split(text: str, counts: lio._Counts | None = None) -> tuple[list[str], list[int]]:
     """The definition of a block's lines: a clean physical line loses its trailing blanks; a line with
     debris is scrubbed and expanded into its frames; every line keeps its own number."""
-    counts = lio._Counts()
+    counts = counts or lio._Counts()
     if not text:
         return [], []
+    counts.crlf += text.count("\r\n")
     phys, dirty = reference_lines(text.replace("\r\n", "\n"))
     if text.endswith("\n"):
         phys.pop()
@@ -358,3 +359,37 @@ def test_utf8_lines_on_random_text() -> None:
     bad = "I ok\n█\n".encode() + b"\xff\n"
     with pytest.raises(UnicodeDecodeError):
         lio._utf8_lines(bad, lio._Marks(bad, spans=True).wide or [])
+
+
+COLOUR_ATOMS = [
+    "\n",
+    "\x1b[31m",
+    "\x1b[0m",
+    "\x1b[",  # a CSI cut at the line's end
+    "\x1b]0;title",  # an OSC without its terminator: runs to the end of the line
+    "\x1b]8;;x\x07",
+    "\x1bP q",  # a DCS string without its terminator
+    "\x1b(B",
+    "\x1b",
+    "I build: done",
+    " ",
+    "\t",
+    "9.9it/s]",
+    "E x",
+    "\x08",
+    "\r",
+]
+
+
+def test_colour_lines_cleaned_together_as_line_by_line() -> None:
+    """Many coloured lines in a block (cut and unterminated sequences at line ends, blanks left behind,
+    tqdm rates, other debris on some lines) read as each line scrubbed and expanded on its own."""
+    rng = random.Random(17)
+    for _ in range(2000):
+        text = "".join(rng.choice(COLOUR_ATOMS) for _ in range(rng.randint(0, 60)))
+        lines, numbers, _ = lio._split_block(text, 0, lio._Counts(), dedent=False)
+        assert (lines, numbers) == reference_split(text), repr(text)
+        counts, expected = lio._Counts(), lio._Counts()
+        lio._split_block(text, 0, counts, dedent=False)
+        reference_split(text, expected)
+        assert lio._line_notes(counts) == lio._line_notes(expected), repr(text)
