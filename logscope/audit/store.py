@@ -454,6 +454,12 @@ class Store:
         rows = self.con.execute("SELECT sha256, file_id, status FROM files").fetchall()
         return {s: KnownFile(int(i), st) for s, i, st in rows}
 
+    def file_sizes(self) -> set[int] | None:
+        """The sizes of the contents stored (as on disk), or None when one of them is not known."""
+        rows = self.con.execute("SELECT DISTINCT size_bytes FROM files").fetchall()
+        sizes = {r[0] for r in rows}
+        return None if None in sizes else sizes
+
     def next_file_id(self) -> int:
         row = self.con.execute("SELECT coalesce(max(file_id), 0) + 1 FROM files").fetchone()
         return int(row[0]) if row else 1
