@@ -455,3 +455,29 @@ def test_a_pool_commits_what_came_while_its_last_files_run(tmp_path):
     assert report.audited == 12
     last = runner.IN_FLIGHT * options.jobs
     assert commits == [12 - last, last]
+
+
+def test_evidence_is_made_plain_for_json():
+    """Exact dicts, lists and scalars take the short way, anything else the general one: same values."""
+    import numpy as np
+
+    from logscope.audit.worker import _jsonable
+
+    class Mapped(dict):  # a dict subclass goes the general way
+        pass
+
+    evidence = {
+        1: (np.int64(3), 2.5, None, True),
+        "set": frozenset({"a"}),
+        "nested": Mapped(x=[np.float64(1.5), {"k": np.bool_(True)}]),
+        "text": "s",
+        "bytes": b"\x00",
+    }
+    assert _jsonable(evidence) == {
+        "1": [3, 2.5, None, True],
+        "set": ["a"],
+        "nested": {"x": [1.5, {"k": True}]},
+        "text": "s",
+        "bytes": b"\x00",
+    }
+    assert type(_jsonable(evidence)["1"][0]) is int
