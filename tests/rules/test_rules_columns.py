@@ -158,3 +158,50 @@ def test_the_engine_leaves_no_frame_cached():
     assert _common._COLUMNS == [] and _common._SPLITS == [] and _common._CATEGORIES == []
     forget_frames()
     assert np.array_equal(Columns(frame).ordered(), columns(frame).ordered())
+
+
+def _slow_containing(cells: list, needles: list[str], lower: bool) -> list[int]:
+    return [
+        p
+        for p, cell in enumerate(cells)
+        if isinstance(cell, str) and any(n in (cell.lower() if lower else cell) for n in needles)
+    ]
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("storage", ["python", "pyarrow"])
+def test_containing_finds_what_a_test_per_cell_finds(seed, storage):
+    """The joined-column search against `needle in cell` per row, on cells built to break it: needles at
+    the start and end of a cell and cut across two cells, repeated in one cell, multi-line cells, empty
+    and missing cells, upper-case needles, and U+0130 (whose lower case is two characters long)."""
+    rng = np.random.default_rng(seed)
+    pieces = ["API:", "AP", "I:", "memory", "MEMORY", "Memory allocation failed", "\n", " ", "", "x", "İ"]
+    cells: list = []
+    for _ in range(300):
+        if rng.random() < 0.1:
+            cells.append(None)
+            continue
+        cells.append("".join(rng.choice(pieces, size=int(rng.integers(0, 6))).tolist()))
+    frame = pd.DataFrame({"message": pd.array(cells, dtype=pd.StringDtype(storage))})
+    listed = [c if isinstance(c, str) else None for c in frame["message"].tolist()]
+    for needles, lower in (
+        (["API:"], False),
+        (["memory"], True),
+        (["memory", "API:"], False),
+        (["I:", "x"], False),
+        (["ap"], True),
+        (["a\nb"], False),  # a needle with a line break: every cell on its own
+    ):
+        assert Columns(frame).containing("message", needles, lower=lower) == _slow_containing(
+            listed, needles, lower
+        ), (needles, lower)
+
+
+def test_containing_without_the_long_lower_case():
+    """Without U+0130 the lowered join maps to rows; with it, every cell is tested on its own: both answer
+    as a test per cell does."""
+    for cells in (["a Memory b", None, "MEMORY", "mem ory"], ["İ memory", "x", "Memory İ", "İ"]):
+        frame = pd.DataFrame({"message": pd.array(cells, dtype="string")})
+        assert Columns(frame).containing("message", ["memory"], lower=True) == _slow_containing(
+            cells, ["memory"], True
+        )
