@@ -146,6 +146,15 @@ def _categories(messages: pd.DataFrame) -> dict[str, list[int]]:
     return index
 
 
+def build_slices(codes: np.ndarray, n_builds: int) -> tuple[np.ndarray, np.ndarray]:
+    """(order, bounds) of some rows' build codes (`Columns.build_codes`): `order` sorts `codes` stably,
+    and the rows of build code c are `order[bounds[c] : bounds[c + 1]]`, in the order they were given.
+    One sort and one binary search for every build at once, where a mask per build would read every
+    row once per build."""
+    order = np.argsort(codes, kind="stable")
+    return order, np.searchsorted(codes[order], np.arange(n_builds + 1))
+
+
 def build_order(build_index: int | None) -> tuple[bool, int]:
     """The sort key of build indexes: ascending, rows outside any build (None) last."""
     return (build_index is None, build_index or 0)

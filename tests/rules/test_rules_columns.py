@@ -12,6 +12,7 @@ from logscope.model import ParsedLog
 from logscope.rules import Config, run_rules
 from logscope.rules._common import (
     Columns,
+    build_slices,
     columns,
     forget_frames,
     grouped,
@@ -205,3 +206,14 @@ def test_containing_without_the_long_lower_case():
         assert Columns(frame).containing("message", ["memory"], lower=True) == _slow_containing(
             cells, ["memory"], True
         )
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_build_slices_are_the_rows_of_each_build_in_order(seed):
+    rng = np.random.default_rng(seed)
+    n_builds = int(rng.integers(1, 6))
+    codes = rng.integers(0, n_builds, size=int(rng.integers(0, 40)))
+    order, bounds = build_slices(codes, n_builds)
+    assert len(bounds) == n_builds + 1
+    for code in range(n_builds):
+        assert order[bounds[code] : bounds[code + 1]].tolist() == np.flatnonzero(codes == code).tolist()
