@@ -217,3 +217,62 @@ def test_build_slices_are_the_rows_of_each_build_in_order(seed):
     assert len(bounds) == n_builds + 1
     for code in range(n_builds):
         assert order[bounds[code] : bounds[code + 1]].tolist() == np.flatnonzero(codes == code).tolist()
+
+
+def _alc001_rows_as_pandas(messages: pd.DataFrame) -> list[int]:
+    """ALC001's rows as the rule read them with pandas: the category test and `_EXTRA` on every row, then
+    `sort_values("line")`, as positions."""
+    from logscope.rules.alc001_allocation_failure import CATEGORIES, _extra
+
+    picked = [
+        p
+        for p, (category, text) in enumerate(
+            zip(messages["category"].tolist(), messages["message"].tolist(), strict=True)
+        )
+        if (category in CATEGORIES if isinstance(category, str) else False)
+        or ((category == "" if isinstance(category, str) else True) and _extra(text))
+    ]
+    framed = messages.assign(_position=range(len(messages))).iloc[picked].sort_values("line")
+    return framed["_position"].tolist()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_alc001_reads_the_rows_pandas_read(seed):
+    """ALC001's searched rows and line order against the per-row test and `sort_values` they replace, on
+    categories listed, empty and missing, texts with the compiler wording in any case (U+0130 too), cut
+    and missing texts, and lines out of order, repeated and missing."""
+    from logscope.rules.alc001_allocation_failure import picked_rows, sorted_by_line
+
+    rng = np.random.default_rng(seed)
+    n = 60
+    categories = rng.choice(["allocation-failure", "process-killed", "", "config", None], size=n).tolist()
+    texts = rng.choice(
+        [
+            "Memory allocation failed",
+            "ACTIVATION MEMORY EXCEEDS LIMIT",
+            "memory exceeds lim",
+            "İ memory exceeds limit",
+            "failed to malloc npu memory",
+            "",
+            None,
+            "memory",
+        ],
+        size=n,
+    ).tolist()
+    lines = rng.choice([*range(1, 25), None], size=n).tolist()
+    messages = pd.DataFrame(
+        {
+            "build_index": pd.array(rng.choice([0, 1, None], size=n).tolist(), dtype="Int64"),
+            "line": pd.array(lines, dtype="Int64"),
+            "category": pd.array(categories, dtype="string"),
+            "message": pd.array(texts, dtype="string"),
+        }
+    )
+    log = ParsedLog(source="x.log", kind="rknn", frames={"messages": messages}, line_counts={})
+    forget_frames()
+    try:
+        cols = columns(messages)
+        got = sorted_by_line(cols, picked_rows(log, cols))
+    finally:
+        forget_frames()
+    assert got == _alc001_rows_as_pandas(messages)
