@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from logscope.parsers.rknn.values import _float_or_none
@@ -150,6 +150,92 @@ def read_tails(
         if len(tokens) == width and " - Up:" not in tail
         else read_layer_tail(tail, header, layout)
         for tail, tokens in zip(tails, map(str.split, tails), strict=True)
+    ]
+
+
+def tail_columns(header: tuple[str, ...] | None, tails: Sequence[str]) -> list[Any] | None:
+    """The `_LAYER_TAIL` values of a run's tails as columns (each a sequence of one value per tail), read
+    as `read_tails` reads them, with no Python call per tail; None when a tail needs the per-row path.
+
+    Why it reads the same: `read_tails` converts a tail with the header's converter exactly when the
+    header is known, the tail holds no ` - Up:` and it splits into one token per header column plus
+    the FullName. Here a run goes on only when every tail does (the token counts of all tails, and no
+    token `-`: the `-` of ` - Up:` has blanks on both sides), and each header column's tokens, gathered
+    by one transposition, go through the conversion the converter writes for that column, applied to
+    the whole column:
+    `int(t) if t.isdecimal() else None` is `map(int, ...)` when the column's tokens joined are decimal
+    and none is empty (so each of them is decimal), one conversion spread over the column when all its
+    tokens are the same token (a simulator prints zeros in every cycle column), else the expression
+    per token; `_float_or_none` is `map(float, ...)` unless a token raises, then the function per
+    token; `\\` is None by one `dict.get`; a split cell (`a/b/c`) is its parts' columns when every
+    cell has the header's number of parts, else per cell. A slot two columns fill keeps the later one,
+    as in the converter."""
+    if header is None or not tails:
+        return None
+    tokens = list(map(str.split, tails))
+    width = len(header) + 1
+    if min(map(len, tokens)) != width or max(map(len, tokens)) != width:
+        return None
+    cells = list(zip(*tokens, strict=True))
+    if any("-" in column for column in cells):  # (a tail holding ` - Up:` holds the token `-`)
+        return None
+    count = len(tails)
+    columns: list[Any] = [None] * len(_LAYER_TAIL)
+    for index, step in enumerate(_tail_plan(header)):
+        if step is None:
+            continue
+        kind, slots = step
+        column = cells[index]
+        if kind == _SPLIT:
+            for slot, values in zip(slots, _split_columns(column, len(slots)), strict=True):
+                if slot < len(columns):
+                    columns[slot] = values
+        elif slots[0] < len(columns):
+            columns[slots[0]] = (
+                _int_column(column)
+                if kind == _INT
+                else _float_column(column)
+                if kind == _FLOAT
+                else _text_column(column)
+            )
+    columns[_FULL_NAME] = cells[-1]
+    return [[None] * count if column is None else column for column in columns]
+
+
+def _int_column(tokens: tuple[str, ...]) -> list[int | None]:
+    """`int(t) if t.isdecimal() else None` of each token."""
+    first = tokens[0]
+    if tokens.count(first) == len(tokens):
+        return [int(first) if first.isdecimal() else None] * len(tokens)
+    if "".join(tokens).isdecimal() and "" not in tokens:  # (a part of `a//b` is empty)
+        return list(map(int, tokens))
+    return [int(t) if t.isdecimal() else None for t in tokens]
+
+
+def _float_column(tokens: tuple[str, ...]) -> list[float | None]:
+    """`_float_or_none` of each token."""
+    try:
+        return list(map(float, tokens))
+    except ValueError:
+        return list(map(_float_or_none, tokens))
+
+
+_NOT_APPLICABLE = {"\\": None}.get
+
+
+def _text_column(tokens: tuple[str, ...]) -> list[str | None]:
+    """Each token, None for `\\` (not applicable)."""
+    return list(map(_NOT_APPLICABLE, tokens, tokens))
+
+
+def _split_columns(tokens: tuple[str, ...], parts: int) -> list[list[int | None]]:
+    """The `parts` integer columns of cells `a/b/...`: for each cell, each part as `_int_column` reads
+    it when the cell has `parts` parts, else None in every column (as the converter reads them)."""
+    pieces = [token.split("/") for token in tokens]
+    if all(len(piece) == parts for piece in pieces):
+        return [_int_column(column) for column in zip(*pieces, strict=True)]
+    return [
+        [int(p[j]) if len(p) == parts and p[j].isdecimal() else None for p in pieces] for j in range(parts)
     ]
 
 
