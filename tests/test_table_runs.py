@@ -292,6 +292,27 @@ def test_bar_free_layer_pattern_reads_as_the_row_matcher() -> None:
     lines = _tensor_lines() + VOCABULARY
     layer_rows = [line for line in lines if matcher(line)]
     lines += [_mangle(row, rng) for row in layer_rows for _ in range(8)]
+    # Shape cells the possessive repeats must read as the terminal does (glued to the next cell, cut,
+    # truncated with `,...`, empty), in InputShape and in OutputShape.
+    shapes = (
+        "(1),(2),...",
+        "(1),...,(2)",
+        "(1,2)x",
+        "(1)(2)",
+        "\\(1)",
+        "(1),",
+        "(1),(",
+        ",...",
+        "(),()",
+        "(1)...",
+    )
+    for row in layer_rows[:150]:
+        m = matcher(row)
+        assert m is not None
+        for group in ("LAYER_ROW__inputs", "LAYER_ROW__output"):
+            start, end = m.span(group)
+            lines += [row[:start] + shape + row[end:] for shape in shapes]
+            lines += [row[:start] + shape + " " + row[end:] for shape in shapes]
     taken = refused = 0
     for line in lines:
         if "|" in line:

@@ -109,25 +109,46 @@ def tensor_row_regex(lexer: LineLexer) -> re.Pattern[str]:
     return lexer.stored_regex(pattern.replace(_BAR_AHEAD, "").replace(_LAZY_NAME, _TOKEN_NAME))
 
 
+# The layer-row terminal's shape cells (`_SHAPES`), as the grammar spells them, each followed by what
+# follows it there, and the same cells with possessive repeats (`bar_free_layer_pattern`).
+_SHAPES = "(?:\\\\|\\([0-9,]*\\)(?:,\\([0-9,]*\\))*(?:,\\.\\.\\.)?)"
+_POSSESSIVE_SHAPES = "(?:\\\\|\\([0-9,]*+\\)(?:,\\([0-9,]*+\\))*+(?:,\\.\\.\\.)?+)"
+_INPUTS_CELL = f"(?P<LAYER_ROW__inputs>{_SHAPES}) +(?P<LAYER_ROW__output>"
+_OUTPUT_CELL = f"(?P<LAYER_ROW__output>{_SHAPES}) *(?P<LAYER_ROW__tail>[^\n]*))\\Z"
+
+
 @functools.cache  # once per lexer (and process)
 def bar_free_layer_pattern(lexer: LineLexer) -> str | None:
-    r"""The pattern of `row_matcher("NATIVE_PREFIX", "LAYER_ROW")` without its tensor-row guard: on a line
-        that holds no `|`, it matches exactly when the matcher does, with the same groups, at three
-        quarters of the cost; None when the matcher's pattern is not the one this was proven on.
+    r"""The pattern of `row_matcher("NATIVE_PREFIX", "LAYER_ROW")` without its tensor-row guard and with
+    possessive repeats in its shape cells: on a line that holds no `|`, it matches exactly when the
+    matcher does, with the same groups, at two thirds of the cost; None when the matcher's pattern is
+    not the one this was proven on.
 
-        The matcher refuses a line the tensor-row terminal (ranked before the layer row) takes whole:
-        `(?!TENSOR_ROW\Z)`, a look-ahead that scans the line for `| *0x` (a quarter of the match). The
-        tensor-row terminal starts with `(?=[^
-    ]*\| *0x)`: on a line without a `|` it never matches, the
-        guard holds, and dropping it (a look-ahead: it consumes nothing) leaves every step of the match as
-        it was. `joined_rows` reads with it only the lines before the first `|` of the text it joins.
+    - **No tensor-row guard.** The matcher refuses a line the tensor-row terminal (ranked before the
+      layer row) takes whole: `(?!TENSOR_ROW\Z)`, a look-ahead that scans the line for `| *0x` (a
+      quarter of the match). The tensor-row terminal starts with `(?=[^\n]*\| *0x)`: on a line
+      without a `|` it never matches, the guard holds, and dropping it (a look-ahead: it consumes
+      nothing) leaves every step of the match as it was. `joined_rows` reads with this pattern only
+      the lines before the first `|` of the text it joins.
+    - **Possessive shape repeats** (`[0-9,]*+`, `(?:,(...))*+`, `(?:,\.\.\.)?+`): a repeat that
+      gives nothing back only loses a match that needs it to give something back. Inside a shape,
+      `[0-9,]*` is followed by `\)`, which refuses the digit or comma given back. InputShape is
+      followed by ` +`: giving back `,(...)` or `,...` leaves a `,` there, which ` +` refuses (and
+      `(?:,\.\.\.)?` takes only before `.`). OutputShape is followed by ` *` and the tail
+      `[^\n]*`, which takes the rest of the line whatever it holds, then the line's end: nothing
+      after it ever fails, so it is never asked to give anything back.
     """
     pattern = lexer.row_pattern("NATIVE_PREFIX", "LAYER_ROW")
     tensor = lexer._anchored("TENSOR_ROW")
     guard = f"(?!{tensor})"
-    if not tensor.startswith("(?:(?=[^\n]*\\| *0x)") or pattern.count(guard) != 1:
+    if (
+        not tensor.startswith("(?:(?=[^\n]*\\| *0x)")
+        or any(pattern.count(piece) != 1 for piece in (guard, _INPUTS_CELL, _OUTPUT_CELL))
+        or pattern.count(_SHAPES) != 2
+        or not pattern.endswith(_OUTPUT_CELL)
+    ):
         return None
-    return pattern.replace(guard, "")
+    return pattern.replace(guard, "").replace(_SHAPES, _POSSESSIVE_SHAPES)
 
 
 # Lines a joined read takes at most (a run goes on from where one stops, as with `MAX_RUN`): what it
