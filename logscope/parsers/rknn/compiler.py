@@ -157,12 +157,12 @@ class CompilerOutput(Evaluation):
         targets: Sequence[Any],
         inputs: Sequence[Any],
         outputs: Sequence[Any],
-        tail_columns: Sequence[Sequence[Any]],
+        tail_values: Sequence[Sequence[Any]],
         numbers: list[int],
     ) -> None:
-        """The `layers` rows of read cells, assembled from columns in C: `\\` shapes made None by a dict
-        lookup (`{"\\": None}.get(cell, cell)`); the id is always there (the terminal requires its
-        digits)."""
+        """The `layers` rows of read cells (`tail_values`: the `_LAYER_TAIL` columns), assembled from
+        columns in C: `\\` shapes made None by a dict lookup (`{"\\": None}.get(cell, cell)`); the id
+        is always there (the terminal requires its digits)."""
         count = len(numbers)
         self.counts["structural"] += count
         build = self.builds[-1] if self.builds else self._current(numbers[0])
@@ -177,7 +177,7 @@ class CompilerOutput(Evaluation):
                 targets,
                 map(not_applicable, inputs, inputs),
                 map(not_applicable, outputs, outputs),
-                *tail_columns,
+                *tail_values,
                 repeat(self.headerless, count),
                 numbers,
                 strict=True,

@@ -2,7 +2,8 @@
 
 Used for rows whose token count matches their header (or a known layout), which is every row of a
 well-formed table: a converter generated per header is the fast path (a 50 MB log has ~56,000 layer
-rows). Rows with empty cells or pasted spacing go through `logscope.parsers.table` instead.
+rows), and a run of such rows is read column by column (`tail_columns`: no Python call per row). Rows
+with empty cells or pasted spacing go through `logscope.parsers.table` instead.
 """
 
 from __future__ import annotations
