@@ -164,3 +164,17 @@ def test_what_columns_leave_to_rows() -> None:
     assert tail_columns(perf, [up]) is None
     assert tail_columns(perf, [up.replace(" - Up:", "-Up:")]) is not None
     assert tail_columns(columns, []) is None
+
+
+@pytest.mark.parametrize("header", HEADERS[:7], ids=lambda h: h.split()[0] + str(len(h.split())))
+def test_a_perf_up_cell_is_left_to_rows_wherever_it_lands(header: str) -> None:
+    """A tail holding ` - Up:` with as many tokens as the header has columns (two cells missing) is read
+    row by row, whichever column its `-` lands in (an integer, a number, a split, a text column)."""
+    columns = _columns(header)
+    rng = random.Random(3)
+    for at in range(1, len(columns)):  # (a tail never starts with a blank: the terminal's ` *` takes it)
+        tokens = _tail(columns, rng, {}).split()
+        tokens[at : at + 2] = ["-", "Up:0.0%"]
+        tail = "  ".join(tokens).replace("-  Up:", "- Up:")
+        assert " - Up:" in tail and len(tail.split()) == len(columns) + 1
+        assert tail_columns(columns, [_tail(columns, rng, {}), tail]) is None, tail

@@ -161,9 +161,11 @@ def tail_columns(header: tuple[str, ...] | None, tails: Sequence[str]) -> list[A
     Why it reads the same: `read_tails` converts a tail with the header's converter exactly when the
     header is known, the tail holds no ` - Up:` and it splits into one token per header column plus
     the FullName. Here a run goes on only when every tail does (the token counts of all tails, and no
-    token `-`: the `-` of ` - Up:` has blanks on both sides), and each header column's tokens, gathered
-    by one transposition, go through the conversion the converter writes for that column, applied to
-    the whole column:
+    token `-`: the `-` of ` - Up:` has blanks on both sides; looked for only in the columns whose
+    conversion did not already show there is none: `-` is not decimal, `float` refuses it, and it is
+    not a split cell of two or more parts), and each header column's tokens, gathered by one
+    transposition, go through the conversion the converter writes for that column, applied to the
+    whole column:
     `int(t) if t.isdecimal() else None` is `map(int, ...)` when the column's tokens joined are decimal
     and none is empty (so each of them is decimal), one conversion spread over the column when all its
     tokens are the same token (a simulator prints zeros in every cycle column), else the expression
@@ -175,50 +177,58 @@ def tail_columns(header: tuple[str, ...] | None, tails: Sequence[str]) -> list[A
         return None
     tokens = list(map(str.split, tails))
     width = len(header) + 1
-    if min(map(len, tokens)) != width or max(map(len, tokens)) != width:
+    if list(map(len, tokens)).count(width) != len(tokens):
         return None
     cells = list(zip(*tokens, strict=True))
-    if any("-" in column for column in cells):  # (a tail holding ` - Up:` holds the token `-`)
-        return None
     count = len(tails)
     columns: list[Any] = [None] * len(_LAYER_TAIL)
+    unchecked = [cells[-1]]  # the columns whose conversion did not show that no token is `-`
     for index, step in enumerate(_tail_plan(header)):
+        column = cells[index]
         if step is None:
+            unchecked.append(column)
             continue
         kind, slots = step
-        column = cells[index]
         if kind == _SPLIT:
-            for slot, values in zip(slots, _split_columns(column, len(slots)), strict=True):
+            parts, split = _split_columns(column, len(slots))
+            for slot, part in zip(slots, parts, strict=True):
                 if slot < len(columns):
-                    columns[slot] = values
-        elif slots[0] < len(columns):
-            columns[slots[0]] = (
+                    columns[slot] = part
+        else:
+            values: list[Any]
+            values, split = (
                 _int_column(column)
                 if kind == _INT
                 else _float_column(column)
                 if kind == _FLOAT
-                else _text_column(column)
+                else (_text_column(column), False)
             )
+            if slots[0] < len(columns):
+                columns[slots[0]] = values
+        if not split:
+            unchecked.append(column)
+    if any("-" in column for column in unchecked):  # (a tail holding ` - Up:` holds the token `-`)
+        return None
     columns[_FULL_NAME] = cells[-1]
     return [[None] * count if column is None else column for column in columns]
 
 
-def _int_column(tokens: tuple[str, ...]) -> list[int | None]:
-    """`int(t) if t.isdecimal() else None` of each token."""
+def _int_column(tokens: tuple[str, ...]) -> tuple[list[int | None], bool]:
+    """`int(t) if t.isdecimal() else None` of each token, and whether every token is decimal."""
     first = tokens[0]
     if tokens.count(first) == len(tokens):
-        return [int(first) if first.isdecimal() else None] * len(tokens)
+        return [int(first) if first.isdecimal() else None] * len(tokens), first.isdecimal()
     if "".join(tokens).isdecimal() and "" not in tokens:  # (a part of `a//b` is empty)
-        return list(map(int, tokens))
-    return [int(t) if t.isdecimal() else None for t in tokens]
+        return list(map(int, tokens)), True
+    return [int(t) if t.isdecimal() else None for t in tokens], False
 
 
-def _float_column(tokens: tuple[str, ...]) -> list[float | None]:
-    """`_float_or_none` of each token."""
+def _float_column(tokens: tuple[str, ...]) -> tuple[list[float | None], bool]:
+    """`_float_or_none` of each token, and whether `float` read every one."""
     try:
-        return list(map(float, tokens))
+        return list(map(float, tokens)), True
     except ValueError:
-        return list(map(_float_or_none, tokens))
+        return list(map(_float_or_none, tokens)), False
 
 
 _NOT_APPLICABLE = {"\\": None}.get
@@ -229,15 +239,16 @@ def _text_column(tokens: tuple[str, ...]) -> list[str | None]:
     return list(map(_NOT_APPLICABLE, tokens, tokens))
 
 
-def _split_columns(tokens: tuple[str, ...], parts: int) -> list[list[int | None]]:
+def _split_columns(tokens: tuple[str, ...], parts: int) -> tuple[list[list[int | None]], bool]:
     """The `parts` integer columns of cells `a/b/...`: for each cell, each part as `_int_column` reads
-    it when the cell has `parts` parts, else None in every column (as the converter reads them)."""
+    it when the cell has `parts` parts, else None in every column (as the converter reads them); and
+    whether every cell has `parts` parts (two or more: a cell `-` has one)."""
     pieces = [token.split("/") for token in tokens]
     if all(len(piece) == parts for piece in pieces):
-        return [_int_column(column) for column in zip(*pieces, strict=True)]
+        return [_int_column(column)[0] for column in zip(*pieces, strict=True)], True
     return [
         [int(p[j]) if len(p) == parts and p[j].isdecimal() else None for p in pieces] for j in range(parts)
-    ]
+    ], False
 
 
 def read_layer_tail(
