@@ -40,7 +40,7 @@ from typing import IO, TYPE_CHECKING, Any, TypeVar, cast
 from urllib.parse import SplitResult, unquote, urlsplit
 
 from logscope.errors import ConfigError, InputError
-from logscope.io import DEFAULT_MAX_BYTES, STREAM_BLOCK_BYTES
+from logscope.io import DEFAULT_MAX_BYTES
 
 if TYPE_CHECKING:
     from _typeshed import WriteableBuffer
@@ -50,8 +50,9 @@ MAX_BYTES = DEFAULT_MAX_BYTES
 EXTRA = "pip install 'logscope[s3]'"
 # A scheme of two letters or more: `C:\\logs` or a file named `a:b` is not a URL.
 _URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+)://")
-# How much an object read asks the store for at once (fsspec's read-ahead block).
-_BLOCK = STREAM_BLOCK_BYTES
+# How much an object read asks the store for at once (fsspec's read-ahead block): fewer, larger requests
+# than the stream's own blocks, since each request to an object store has a round trip.
+_BLOCK = 4 * 1024 * 1024
 
 T = TypeVar("T")
 
