@@ -93,3 +93,8 @@ def test_frames_not_made_yet_read_as_the_empty_frames_they_stand_for():
     ]
     one, other = fresh(), fresh()
     assert one["perf"] is one["perf"] and one["perf"] is not other["perf"]  # each log's own frames
+    # `filled` names the frames with rows, as reading them all would, without making a pending one
+    frames = fresh()
+    pending = [name for name, v in dict.items(frames) if v is _PENDING]
+    assert frames.filled() == {name for name, frame in fresh().items() if len(frame) > 0}
+    assert [name for name, v in dict.items(frames) if v is _PENDING] == pending

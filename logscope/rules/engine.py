@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from logscope.errors import note_where
-from logscope.model import ParsedLog
+from logscope.model import Frames, ParsedLog
 from logscope.rules import config as rules_config
 from logscope.rules._common import forget_frames
 from logscope.rules.config import Config
@@ -35,7 +35,12 @@ def run_rules(log: ParsedLog, config: Config | None = None) -> list[Finding]:
     """All findings of the enabled, applicable rules, stamped and sorted."""
     config = config or Config()
     findings: list[Finding] = []
-    filled = {name for name, frame in log.frames.items() if len(frame) > 0}
+    frames = log.frames
+    filled = (
+        frames.filled()
+        if isinstance(frames, Frames)
+        else {name for name, frame in frames.items() if len(frame) > 0}
+    )
     forget_frames()  # the rules' per-frame caches start empty and are dropped after the run
     try:
         for rule, options, override in _settings(config):
