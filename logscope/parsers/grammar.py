@@ -172,6 +172,7 @@ _NO_GROUPS: Mapping[str, int] = {}
 _NO_FIELDS = Fields()
 # First-character buckets of a lexer context: 0-127 ASCII, 128 any other character, 129 end of line.
 _NON_ASCII, _END, _BUCKETS = 128, 129, 130
+_NEWLINE = ord("\n")
 
 
 class _KindGroups(dict[str, int]):
@@ -332,8 +333,8 @@ class LineLexer:
         chars: list[int] = []
         earlier_bodies: set[str] = set()
         for bucket in range(_NON_ASCII):
-            if body_first is not None and bucket not in body_first:
-                continue
+            if bucket == _NEWLINE or (body_first is not None and bucket not in body_first):
+                continue  # (no line holds a newline: leaving it out lets the pattern read joined lines)
             rivals = {name for name, first in earlier if first is None or bucket in first}
             if len(rivals) <= 2:
                 chars.append(bucket)

@@ -22,7 +22,8 @@ from __future__ import annotations
 import functools
 import operator
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
+from itertools import compress, repeat
 from typing import Any
 
 from logscope.collector import collector_paused
@@ -30,7 +31,14 @@ from logscope.io import LogSource, LogText
 from logscope.model import ParsedLog
 from logscope.parsers.grammar import MAX_BLANK_RUN, Fields, LineLexer, load_line_grammar, refused
 from logscope.parsers.rknn.assembler import RknnAssembler
-from logscope.parsers.rknn.bulk import category_substrings, named_lines, run_regex
+from logscope.parsers.rknn.bulk import (
+    category_substrings,
+    joined_run,
+    mark_reader,
+    named_lines,
+    native_reader,
+    run_regex,
+)
 from logscope.parsers.rknn.state import _LAYER_FIELDS, _QUIET_NOISE, _TENSOR_FIELDS
 from logscope.parsers.rknn.table_runs import run_from, table_readers, tensor_row_regex
 from logscope.parsers.runs import feed_with_runs
@@ -45,6 +53,9 @@ _PLAIN_TEXT = re.compile(r"^[ \t]*[DIWE] (.*)$", re.MULTILINE)
 
 # Whether a match holds any group (`LineLexer.either_matcher`: a noise line's holds none).
 _LAST_GROUP = operator.attrgetter("lastindex")
+_IS_NOT = operator.is_not
+# Pass markers read as one run at most (a run goes on from where one stops).
+_MARK_RUN = 1024
 
 # Every run line is of this shape (`runs.may_hold_run`).
 _PLAIN_START = re.compile(r"[ \t]{0,16}[DIWE] [A-Za-z0-9_][A-Za-z0-9_ ]*\Z")
@@ -124,6 +135,9 @@ def _parse_lines(source: LogSource, blocks: Iterable[tuple[list[str], list[int]]
     layer_row, layer_rows, feed = assembler._layer_row, assembler._layer_rows, assembler.feed
     pass_values = assembler._pass_values
     counts = assembler.counts
+    # Native messages come in runs (half the lines of the largest real compiler log): read after the first.
+    read_native, native_run = native_reader(lexer), assembler._native_run
+    read_marks = mark_reader(lexer)  # runs of pass markers, read joined
 
     def feed_each(lines: list[str], numbers: list[int]) -> None:
         """Line by line, except that a line that starts a run of table rows, noise lines or pass markers
@@ -193,6 +207,21 @@ def _parse_lines(source: LogSource, blocks: Iterable[tuple[list[str], list[int]]
                     continue
             elif a.wrapped_perf is None:
                 m = match_noise_pass_(line)
+                if m is not None and m.lastindex is not None and read_marks is not None:
+                    # A marker: the markers after it read joined (`bulk.mark_reader`), as `run_from`
+                    # would read them (a noise line ends the run; the loop reads it next).
+                    after = joined_run(read_marks, lines, i + 1, _MARK_RUN)
+                    if after:
+                        _, stamps, signs, raws = zip(*after, strict=True)
+                        mark, name, ts = m.group(*noise_pass_groups_)
+                        if "" in stamps:  # (`findall` gives '' for the timestamp a line lacks)
+                            stamps = tuple(stamp or None for stamp in stamps)
+                        last = i + 1 + len(after)
+                        a.open_message = None
+                        pass_values_((mark, *signs), (name, *raws), (ts, *stamps), numbers[i:last])
+                        a.last_fed = numbers[last - 1]
+                        positions.__setstate__(last)
+                        continue
                 if m is not None:
                     run = run_from_(match_noise_pass_, m, lines, i)
                     last = i + len(run)
@@ -200,11 +229,14 @@ def _parse_lines(source: LogSource, blocks: Iterable[tuple[list[str], list[int]]
                     marks = 0
                     # (a noise line's match holds no group: a run of noise alone is only counted)
                     if any(map(_LAST_GROUP, run)):
-                        for j, (mark, name, ts) in enumerate([r.group(*noise_pass_groups_) for r in run], i):
-                            if mark is not None:  # a pass marker (else a noise line, only counted)
-                                marks += 1
-                                a.last_fed = numbers[j]
-                                pass_values_(mark, name, ts, numbers[j])
+                        columns: list[Sequence[Any]] = list(zip(*[r.group(*noise_pass_groups_) for r in run]))
+                        run_numbers: Sequence[int] = numbers[i:last]
+                        if None in columns[0]:  # noise lines among the markers: only counted
+                            kept = list(map(_IS_NOT, columns[0], repeat(None)))
+                            columns = [list(compress(column, kept)) for column in columns]
+                            run_numbers = list(compress(run_numbers, kept))
+                        marks = len(run_numbers)
+                        pass_values_(columns[0], columns[1], columns[2], run_numbers)
                     noise += len(run) - marks
                     a.last_fed = numbers[last - 1]
                     positions.__setstate__(last)
@@ -221,7 +253,7 @@ def _parse_lines(source: LogSource, blocks: Iterable[tuple[list[str], list[int]]
                     a.last_fed = number
                     a.open_message = None
                     mark, name, ts = m.group(*pass_groups_)
-                    pass_values_(mark, name, ts, number)
+                    pass_values_((mark,), (name,), (ts,), (number,))
                     continue
             kind, fields = classify_(line)
             if kind in quiet_:  # half of a verbose log: counted here, without a call
@@ -234,6 +266,10 @@ def _parse_lines(source: LogSource, blocks: Iterable[tuple[list[str], list[int]]
                 (tensor_row_ if kind == "TENSOR_ROW" else layer_row_)(fields, line, number)
             else:
                 feed_(kind, fields, line, number)
+                if kind == "NATIVE_MSG" and read_native is not None:
+                    taken = native_run(read_native, lines, numbers, i + 1)
+                    if taken:
+                        positions.__setstate__(i + 1 + taken)
         counts["blank"] += blank
         counts["noise"] += noise
 
