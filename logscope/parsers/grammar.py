@@ -266,6 +266,7 @@ class LineLexer:
         }
         self.kinds = frozenset(plan.terminals) - {"_NL"}
         self._row_matchers: dict[tuple[str, str], RowMatcher] = {}
+        self._known: dict[str, tuple[str, Fields]] = {}  # `classify`'s answers by line (`KNOWN_LINES`)
 
     def _compile(self, names: list[str]) -> _Context:
         firsts = self._plan.firsts
@@ -403,7 +404,25 @@ class LineLexer:
         return f"(?:{regexp})" + ("" if name.endswith(_PREFIX_SUFFIX) else r"\Z")
 
     def classify(self, line: str) -> tuple[str, Fields]:
-        """Return (terminal name, fields) for one line (no newline inside)."""
+        """Return (terminal name, fields) for one line (no newline inside).
+
+        Answers are remembered by line: the lines that reach `classify` (optimiser steps, script prints,
+        fusion results, `I ` separators, progress bars) repeat within a build and from build to build of
+        one log or audit, and one dict look-up costs a tenth of the two alternations. Exact, because the
+        answer depends on the line alone, and the match objects in `Fields` are only ever read. At most
+        `KNOWN_LINES` lines of at most `MAX_BLANK_RUN` characters are kept, then the memory starts
+        again, so it stays bounded."""
+        known = self._known.get(line)
+        if known is not None:
+            return known
+        answer = self._classify(line)
+        if len(line) <= MAX_BLANK_RUN:
+            if len(self._known) >= KNOWN_LINES:
+                self._known.clear()
+            self._known[line] = answer
+        return answer
+
+    def _classify(self, line: str) -> tuple[str, Fields]:
         # The bucket lookups are inlined: this runs once per line of a 50 MB log.
         if len(line) > MAX_BLANK_RUN and refused(line):
             return "", _NO_FIELDS
@@ -424,6 +443,10 @@ class LineLexer:
             return "", Fields(m, alt.groups[kind])
         body_kind = body.lastgroup or ""
         return body_kind, Fields(m, alt.groups[kind], body, body_alt.groups[body_kind])
+
+
+# Lines whose `classify` answer a lexer remembers at most (a few MB with their match objects).
+KNOWN_LINES = 4096
 
 
 # No line of any format logscope reads is this long (the longest in the fixtures and the shared logs:

@@ -229,7 +229,9 @@ def _parse_lines(source: LogSource, blocks: Iterable[tuple[list[str], list[int]]
                     marks = 0
                     # (a noise line's match holds no group: a run of noise alone is only counted)
                     if any(map(_LAST_GROUP, run)):
-                        columns: list[Sequence[Any]] = list(zip(*[r.group(*noise_pass_groups_) for r in run]))
+                        columns: list[Sequence[Any]] = list(
+                            zip(*[r.group(*noise_pass_groups_) for r in run], strict=True)
+                        )
                         run_numbers: Sequence[int] = numbers[i:last]
                         if None in columns[0]:  # noise lines among the markers: only counted
                             kept = list(map(_IS_NOT, columns[0], repeat(None)))
