@@ -1,5 +1,6 @@
-"""Runs of native messages (`W RKNN: [ts] tensor name: ... is ...`) and of pass markers are read from their
-lines joined (`parsers/rknn/bulk.py`: `native_reader`, `mark_reader`; `Messages._native_run`): the frames
+"""Runs of native messages (`W RKNN: [ts] tensor name: ... is ...`), pass markers and fusion results are
+read from their lines joined (`parsers/rknn/bulk.py`: `native_reader`, `mark_reader`, `fusion_reader`;
+`Messages._native_run`, `ToolkitLogger._fusion_run`): the frames
 and line counts must be exactly those of the same log read one line at a time, whatever surrounds,
 interrupts or imitates a run (categories, tracebacks, continuation lines, open tables, cut lines), and
 each reader must take a line only when `classify` reads it as that terminal, with the same fields."""
@@ -24,7 +25,14 @@ from logscope.io import LogStream
 from logscope.model import ParsedLog
 from logscope.parsers.grammar import MAX_BLANK_RUN, load_line_grammar
 from logscope.parsers.rknn.assembler import RknnAssembler
-from logscope.parsers.rknn.bulk import MARK_FIELDS, NATIVE_FIELDS, mark_reader, native_reader
+from logscope.parsers.rknn.bulk import (
+    FUSION_FIELDS,
+    MARK_FIELDS,
+    NATIVE_FIELDS,
+    fusion_reader,
+    mark_reader,
+    native_reader,
+)
 from logscope.parsers.rknn.state import _ROW_COLUMNS
 from logscope.parsers.rknn.table_runs import JOINED_RUN
 from tests.conftest import FIXTURES
@@ -44,12 +52,13 @@ def frames_equal(a: ParsedLog, b: ParsedLog) -> None:
         pd.testing.assert_frame_equal(frame, b.frames[name], obj=name)
 
 
-def both_ways(parse, monkeypatch: pytest.MonkeyPatch) -> tuple[ParsedLog, ParsedLog]:  # type: ignore[no-untyped-def]
+def both_ways(parse, monkeypatch: pytest.MonkeyPatch) -> tuple[ParsedLog, ParsedLog]:
     """The parse with the joined readers, and with both turned off (every line through `classify`)."""
     runs = parse()
     with monkeypatch.context() as m:
         m.setattr(rknn_parser, "native_reader", lambda lexer: None)
         m.setattr(rknn_parser, "mark_reader", lambda lexer: None)
+        m.setattr(rknn_parser, "fusion_reader", lambda lexer: None)
         plain = parse()
     return runs, plain
 
@@ -156,6 +165,15 @@ VOCABULARY = [
     '  File "x.py", line 1, in <module>',
     "ValueError: bad value",
     "I rknn building ...",
+    "D fuse_ops results:",
+    "D     fuse_two_transpose: remove node = ['Transpose25', 'Transpose17'], add node = ['Transpose25#1']",
+    "D     unsqueeze_to_4d_add: remove node = [], add node = ['MatMul5_o0_rs', 'Add7_o0-rs']",
+    "I     adjust_relu: ['Relu6__57', 'Relu6__58']",
+    "I     bad_rule: remove node = ['unclosed', add node = []",  # malformed: unparsed
+    "I         add node = ['wrapped']",  # an add list wrapped onto the next line
+    "I quant_optimizer results:",
+    "D base_optimize ...",
+    "I  Traceback (most recent call last):",
     "",
 ]
 
@@ -174,11 +192,9 @@ def test_runs_parse_as_line_by_line(monkeypatch: pytest.MonkeyPatch, segments: l
     for choice, repeat in segments:
         for _ in range(repeat):
             line = VOCABULARY[choice]
-            if "Softmax29" in line or "SetOpTarget" in line:  # distinct rows, so a reordering shows
-                line, serial = (
-                    line.replace("29", str(serial)).replace("Target", f"Target{serial}"),
-                    serial + 1,
-                )
+            if "Softmax29" in line or "SetOpTarget" in line or "Transpose25" in line:  # distinct rows
+                line = line.replace("29", str(serial)).replace("Target", f"Target{serial}")
+                line, serial = line.replace("Transpose25", f"T{serial}"), serial + 1
             lines.append(line)
     text = "\n".join(lines) + "\n"
     frames_equal(*both_ways(lambda: parse_text(text), monkeypatch))
@@ -190,7 +206,7 @@ def test_the_runs_are_taken(monkeypatch: pytest.MonkeyPatch) -> None:
     taken: list[int] = []
     real = RknnAssembler._native_run
 
-    def spy(self, read, lines, numbers, start):  # type: ignore[no-untyped-def]
+    def spy(self, read, lines, numbers, start):
         count = real(self, read, lines, numbers, start)
         taken.append(count)
         return count
@@ -204,7 +220,7 @@ def test_the_runs_are_taken(monkeypatch: pytest.MonkeyPatch) -> None:
     assert marks is not None
     read: list[int] = []
 
-    def counted(lines, start):  # type: ignore[no-untyped-def]
+    def counted(lines, start):
         rows = marks(lines, start)
         read.append(len(rows or ()))
         return rows
@@ -213,26 +229,38 @@ def test_the_runs_are_taken(monkeypatch: pytest.MonkeyPatch) -> None:
     parse_text(logscope.io.read_log(MOBILENET))
     assert sum(read) >= 20
 
+    fused: list[int] = []
+    real_fusions = RknnAssembler._fusion_run
+
+    def fusion_spy(self, read, lines, numbers, start):  # type: ignore[no-untyped-def]
+        count = real_fusions(self, read, lines, numbers, start)
+        fused.append(count)
+        return count
+
+    monkeypatch.setattr(RknnAssembler, "_fusion_run", fusion_spy)
+    log = parse_text(logscope.io.read_log(TRANSFORMER))
+    assert len(log.frames["fusions"]) >= 90 and sum(fused) >= len(log.frames["fusions"]) - 5
+
 
 def _candidate_lines() -> list[str]:
     """Every fixture line, and native messages and markers mangled the ways copies damage them."""
     rng = random.Random(7)
     lines = [line for path in RKNN_LOGS for line in logscope.io.read_log(path).lines if line]
     lines += [line for line in _transformer_lines()[:20000] if line]
-    native = [line for line in lines if " RKNN: " in line]
+    native = [line for line in lines if " RKNN: " in line or " node = " in line]
     return lines + [_mangle(line, rng) for line in native for _ in range(3)] + VOCABULARY
 
 
-@pytest.mark.parametrize("terminal", ["NATIVE_MSG", "PASS_MARK"])
+@pytest.mark.parametrize("terminal", ["NATIVE_MSG", "PASS_MARK", "FUSE_RESULT"])
 def test_the_readers_take_a_line_only_as_classify_reads_it(terminal: str) -> None:
     """Each line a reader takes (alone, and inside runs of every length) is that terminal to `classify`,
     with the same fields (a missing timestamp `''`, as `findall` gives it)."""
     lexer = load_line_grammar("rknn").lexer
-    read, fields = (
-        (native_reader(lexer), NATIVE_FIELDS)
-        if terminal == "NATIVE_MSG"
-        else (mark_reader(lexer), MARK_FIELDS)
-    )
+    read, fields = {
+        "NATIVE_MSG": (native_reader(lexer), NATIVE_FIELDS),
+        "PASS_MARK": (mark_reader(lexer), MARK_FIELDS),
+        "FUSE_RESULT": (fusion_reader(lexer), FUSION_FIELDS),
+    }[terminal]
     assert read is not None
     names = [field.partition("__")[2] for field in fields]
     taken = refused = 0
@@ -267,6 +295,16 @@ def test_the_readers_take_a_line_only_as_classify_reads_it(terminal: str) -> Non
         assert rows == want
 
 
-def test_pass_rows_are_in_the_schema_order() -> None:
+def test_pass_and_fusion_rows_are_in_the_schema_order() -> None:
+    """`_pass_values` and the fusion handlers write their rows as lists in this order."""
+    assert _ROW_COLUMNS["passes"] == (
+        "build_index",
+        "name",
+        "start_line",
+        "end_line",
+        "start_time",
+        "end_time",
+    )
     assert _ROW_COLUMNS["passes"] == tuple(SCHEMAS["passes"])
-    assert _ROW_COLUMNS["passes"][3] == "end_line" and _ROW_COLUMNS["passes"][5] == "end_time"
+    fusions = ("build_index", "section", "rule", "removed_nodes", "added_nodes", "line")
+    assert _ROW_COLUMNS["fusions"] == fusions == tuple(SCHEMAS["fusions"])

@@ -310,7 +310,7 @@ class LineLexer:
         end = "" if name.endswith(_PREFIX_SUFFIX) else r"\Z"
         return f"(?P<{name}>{renamed}){end}"
 
-    def row_matcher(self, prefix: str, body: str) -> RowMatcher:
+    def row_matcher(self, prefix: str, body: str, rivals: int = 2) -> RowMatcher:
         """A one-regex matcher for lines `prefix` + `body` that agrees with `classify` by construction.
 
         For the hot table rows of a verbose log (`D RKNN: [ts]` + a tensor or layer row) `classify`
@@ -322,24 +322,26 @@ class LineLexer:
         Its `match` returns None when the line is anything else; the caller then uses `classify`.
         tests/test_grammars.py checks the agreement on every fixture line. Built once per lexer.
         """
-        known = self._row_matchers.get((prefix, body))
+        key = (prefix, body if rivals == 2 else f"{body}/{rivals}")
+        known = self._row_matchers.get(key)
         if known is not None:
             return known
         start, after = self._order[""], self._order[prefix]
         firsts = self._plan.firsts
         body_first = firsts[body]
         earlier = [(name, firsts[name]) for name in after[: after.index(body)]]
-        # Only first characters whose alternation tries few terminals before `body` (two at most): a
-        # body starting elsewhere (a blank, say, which every `[ \t]*` terminal accepts) goes to classify.
+        # Only first characters whose alternation tries few terminals before `body` (`rivals` at most,
+        # each a look-ahead tried on every line): a body starting elsewhere (a blank, say, which every
+        # `[ \t]*` terminal accepts) goes to classify.
         chars: list[int] = []
         earlier_bodies: set[str] = set()
         for bucket in range(_NON_ASCII):
             if bucket == _NEWLINE or (body_first is not None and bucket not in body_first):
                 continue  # (no line holds a newline: leaving it out lets the pattern read joined lines)
-            rivals = {name for name, first in earlier if first is None or bucket in first}
-            if len(rivals) <= 2:
+            tried = {name for name, first in earlier if first is None or bucket in first}
+            if len(tried) <= rivals:
                 chars.append(bucket)
-                earlier_bodies |= rivals
+                earlier_bodies |= tried
         guards = "".join(f"(?!{self._anchored(n)})" for n in start[: start.index(prefix)])
         body_guards = "".join(f"(?!{self._anchored(n)})" for n in after if n in earlier_bodies)
         char_class = "".join(re.escape(chr(b)) for b in chars)
@@ -350,7 +352,7 @@ class LineLexer:
         for group, index in regex.groupindex.items():
             name, _, field_name = group.rpartition("__")
             (prefix_groups if name == prefix else body_groups)[field_name] = index
-        matcher = self._row_matchers[prefix, body] = RowMatcher(regex.match, prefix_groups, body_groups)
+        matcher = self._row_matchers[key] = RowMatcher(regex.match, prefix_groups, body_groups)
         self._compiled()
         return matcher
 
@@ -375,9 +377,9 @@ class LineLexer:
         self._compiled()
         return matcher
 
-    def row_pattern(self, prefix: str, body: str) -> str:
-        """The regex of `row_matcher(prefix, body)`, as text."""
-        pattern: str = self.row_matcher(prefix, body).match.__self__.pattern  # type: ignore[attr-defined]
+    def row_pattern(self, prefix: str, body: str, rivals: int = 2) -> str:
+        """The regex of `row_matcher(prefix, body, rivals)`, as text."""
+        pattern: str = self.row_matcher(prefix, body, rivals).match.__self__.pattern  # type: ignore[attr-defined]
         return pattern
 
     def stored_regex(self, pattern: str) -> re.Pattern[str]:

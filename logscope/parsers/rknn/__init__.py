@@ -33,6 +33,7 @@ from logscope.parsers.grammar import MAX_BLANK_RUN, Fields, LineLexer, load_line
 from logscope.parsers.rknn.assembler import RknnAssembler
 from logscope.parsers.rknn.bulk import (
     category_substrings,
+    fusion_reader,
     joined_run,
     mark_reader,
     named_lines,
@@ -135,8 +136,14 @@ def _parse_lines(source: LogSource, blocks: Iterable[tuple[list[str], list[int]]
     layer_row, layer_rows, feed = assembler._layer_row, assembler._layer_rows, assembler.feed
     pass_values = assembler._pass_values
     counts = assembler.counts
-    # Native messages come in runs (half the lines of the largest real compiler log): read after the first.
-    read_native, native_run = native_reader(lexer), assembler._native_run
+    # Native messages and fusion results come in runs (half the lines of the largest real compiler log,
+    # and 92 per build of it): the lines after the first read joined, by kind.
+    run_readers: dict[str, Callable[[list[str], list[int], int], int]] = {}
+    read_native, read_fusions = native_reader(lexer), fusion_reader(lexer)
+    if read_native is not None:
+        run_readers["NATIVE_MSG"] = functools.partial(assembler._native_run, read_native)
+    if read_fusions is not None:
+        run_readers["FUSE_RESULT"] = functools.partial(assembler._fusion_run, read_fusions)
     read_marks = mark_reader(lexer)  # runs of pass markers, read joined
 
     def feed_each(lines: list[str], numbers: list[int]) -> None:
@@ -150,6 +157,7 @@ def _parse_lines(source: LogSource, blocks: Iterable[tuple[list[str], list[int]]
         match_noise_, tensor_row_, layer_row_ = match_noise, tensor_row, layer_row
         match_pass_, pass_groups_, pass_values_ = match_pass, pass_groups, pass_values
         match_noise_pass_, noise_pass_groups_, run_from_ = match_noise_pass, noise_pass_groups, run_from
+        run_readers_ = run_readers
         fast_tensor_, read_fast_tensors_, read_tensors_, read_layers_ = (
             fast_tensor,
             read_fast_tensors,
@@ -268,8 +276,9 @@ def _parse_lines(source: LogSource, blocks: Iterable[tuple[list[str], list[int]]
                 (tensor_row_ if kind == "TENSOR_ROW" else layer_row_)(fields, line, number)
             else:
                 feed_(kind, fields, line, number)
-                if kind == "NATIVE_MSG" and read_native is not None:
-                    taken = native_run(read_native, lines, numbers, i + 1)
+                read_run = run_readers_.get(kind)
+                if read_run is not None:
+                    taken = read_run(lines, numbers, i + 1)
                     if taken:
                         positions.__setstate__(i + 1 + taken)
         counts["blank"] += blank

@@ -124,6 +124,25 @@ def mark_reader(lexer: LineLexer) -> RowReader | None:
     return joined_rows(lexer.row_pattern("NATIVE_PREFIX", "PASS_MARK"), MARK_FIELDS, lexer.stored_regex)
 
 
+# The fields of a fusion result, in the order its row matcher holds them (the level: see `MARK_FIELDS`).
+FUSION_FIELDS = ("PY_PREFIX__level", "FUSE_RESULT__rule", "FUSE_RESULT__body")
+
+
+@functools.cache  # once per lexer (and process)
+def fusion_reader(lexer: LineLexer) -> RowReader | None:
+    """A reader of runs of fusion results (`I     rule: remove node = [...], add node = [...]`):
+    `joined_rows` of `row_matcher("PY_PREFIX", "FUSE_RESULT", 5)`, which matches a line exactly when
+    `classify` reads it as a fusion result. Their body starts with blanks, where five terminals are
+    tried first (tracebacks, exceptions, progress bars, ...): each is a look-ahead of the matcher."""
+    if "FUSE_RESULT" not in lexer.kinds or "FUSE_RESULT" not in lexer._plan.order.get("PY_PREFIX", []):
+        return None
+    pattern = lexer.row_pattern("PY_PREFIX", "FUSE_RESULT", _FUSION_RIVALS)
+    return joined_rows(pattern, FUSION_FIELDS, lexer.stored_regex)
+
+
+_FUSION_RIVALS = 5
+
+
 def joined_run(read: RowReader, lines: list[str], start: int, most: int) -> list[tuple[str | None, ...]]:
     """The rows `read` takes from `lines[start]` on, up to the first line it refuses, read `JOINED_RUN`
     lines at a time, at most about `most` (a run goes on from where one stops)."""

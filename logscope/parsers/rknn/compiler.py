@@ -312,13 +312,6 @@ class CompilerOutput(Evaluation):
         self._structural()
         build = self._current(number)
         inputs = [p.strip() for p in (f["inputs"] or "").split("+") if p.strip()]
-        self.rows["fusions"].append(
-            {
-                "build_index": build.index,
-                "section": "compiler",
-                "rule": "op_fusion",
-                "removed_nodes": inputs,
-                "added_nodes": [(f["output"] or "").strip()],
-                "line": number,
-            }
+        self.rows["fusions"].append(  # (in the schema's column order, as `_fuse_results` writes them)
+            [build.index, "compiler", "op_fusion", inputs, [(f["output"] or "").strip()], number]
         )
