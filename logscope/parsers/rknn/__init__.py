@@ -29,7 +29,14 @@ from typing import Any
 from logscope.collector import collector_paused
 from logscope.io import LogSource, LogText
 from logscope.model import ParsedLog
-from logscope.parsers.grammar import MAX_BLANK_RUN, Fields, LineLexer, load_line_grammar, refused
+from logscope.parsers.grammar import (
+    MAX_BLANK_RUN,
+    Fields,
+    LineLexer,
+    load_line_grammar,
+    refused,
+    required_substrings,
+)
 from logscope.parsers.rknn.assembler import RknnAssembler
 from logscope.parsers.rknn.bulk import (
     category_substrings,
@@ -82,6 +89,16 @@ def _bulk_regexes(lexer: LineLexer) -> tuple[re.Pattern[str] | None, Substrings 
     return run_regex(lexer), category_substrings()
 
 
+@functools.cache
+def _required_string(lexer: LineLexer, terminal: str) -> str:
+    """A string every match of `terminal` holds (`grammar.required_substrings`), or `""` (which every
+    line holds) when no single one can be shown."""
+    found = required_substrings(lexer._plan.terminals[terminal])
+    if found is None or found[1] or len(found[0]) != 1:
+        return ""
+    return next(iter(found[0]))
+
+
 def parse_rknn(text: LogText) -> ParsedLog:
     """Parse an RKNN log (build, runtime or both) that `logscope.io` has read and cleaned."""
     return parse_rknn_blocks(text, [(text.lines, text.numbers)])
@@ -132,6 +149,7 @@ def _parse_lines(source: LogSource, blocks: Iterable[tuple[list[str], list[int]]
         noise_pass.prefix_groups["ts"],
     )
     quiet = _QUIET_NOISE
+    native_string = _required_string(lexer, "NATIVE_PREFIX")  # (`RKNN: `)
     tensor_row, tensor_rows = assembler._tensor_row, assembler._tensor_rows
     layer_row, layer_rows, feed = assembler._layer_row, assembler._layer_rows, assembler.feed
     pass_values = assembler._pass_values
@@ -157,7 +175,7 @@ def _parse_lines(source: LogSource, blocks: Iterable[tuple[list[str], list[int]]
         match_noise_, tensor_row_, layer_row_ = match_noise, tensor_row, layer_row
         match_pass_, pass_groups_, pass_values_ = match_pass, pass_groups, pass_values
         match_noise_pass_, noise_pass_groups_, run_from_ = match_noise_pass, noise_pass_groups, run_from
-        run_readers_ = run_readers
+        run_readers_, native_ = run_readers, native_string
         fast_tensor_, read_fast_tensors_, read_tensors_, read_layers_ = (
             fast_tensor,
             read_fast_tensors,
@@ -214,7 +232,9 @@ def _parse_lines(source: LogSource, blocks: Iterable[tuple[list[str], list[int]]
                     positions.__setstate__(last)
                     continue
             elif a.wrapped_perf is None:
-                m = match_noise_pass_(line)
+                # (both come after the native prefix: a line without the string it requires is neither,
+                # and a substring test costs a third of the failed match)
+                m = match_noise_pass_(line) if native_ in line else None
                 if m is not None and m.lastindex is not None and read_marks is not None:
                     # A marker: the markers after it read joined (`bulk.mark_reader`), as `run_from`
                     # would read them (a noise line ends the run; the loop reads it next).
