@@ -31,9 +31,15 @@ benchmarks/out/fixed_costs.json. Exit 1 only if something fails to run.
    `logscope.parse` in this process, each against the regex scan in this process. Targets: end to end
    >= 0.5, in process >= 0.8. Then one run of the CLI's stages in this process, each timed: parse,
    rules, JSON (summary and text). Peak memory over noise lines is benchmarks/run.py's part.
+4. **Per line kind.** Where the big-log ratio goes: logs of `--kind-lines` lines of one kind each, cut from
+   real logs (fixture 09's build head, then its tensor rows, its layer rows, its native noise lines or
+   its pass markers repeated, then its tail; the largest corpus log's head, then its native
+   `tensor name: ... is ...` warnings repeated), `logscope.parse` in this process against the regex
+   scan, in microseconds per line. A big log's in-process ratio is about the line-weighted mix of
+   these, plus what each build costs beyond its lines.
 
 Usage: python benchmarks/fixed_costs.py [--repeat N] [--audit-files N] [--worker-files N]
-       [--big-mb MB[,MB...]] [--only startup,audit,big]
+       [--big-mb MB[,MB...]] [--kind-lines N] [--only startup,audit,big,kinds]
 """
 
 from __future__ import annotations
@@ -356,6 +362,87 @@ def cli_stages(path: Path) -> dict[str, float]:
     return {"parse": t1 - t0, "rules": t2 - t1, "json": t3 - t2, "builds": builds}
 
 
+# ----------------------------------------------------------------------------------------------- 4
+
+
+def kind_inputs(lines_per_kind: int) -> dict[str, Path]:
+    """One log per line kind (see the module docstring, part 4), cached in benchmarks/out/kinds/.
+
+    The pieces are found by what the lines say (table headers, pass markers, the native warning), not
+    by line numbers, and every repeated line is a real line of the source log."""
+    folder = OUT / "kinds"
+    folder.mkdir(parents=True, exist_ok=True)
+    fixture = FIXTURE.read_text(encoding="utf-8").split("\n")
+    layer_header = next(i for i, line in enumerate(fixture) if "ID   OpType" in line)
+    tensor_headers = [i for i, line in enumerate(fixture) if "ID  User" in line]  # feature, then const
+    tensor_header = tensor_headers[-1]
+    table_end = next(i for i, line in enumerate(fixture) if "Total Weight Memory Size" in line) - 2
+    layers = [x for x in fixture[layer_header + 1 : tensor_headers[0]] if _is_row(x)]
+    consts = [x for x in fixture[tensor_header + 1 : table_end] if _is_row(x)]
+    passes = [x for x in fixture[:layer_header] if ">>>>>> start:" in x or "<<<<<<<< end:" in x]
+    noise = [x for x in fixture[:layer_header] if x.startswith("D RKNN: [") and _is_native_noise(x)]
+    head, tail = fixture[:layer_header], fixture[table_end:]
+    corpus = gzip.decompress(largest_corpus_log().read_bytes()).decode("utf-8").split("\n")
+    first_warning = next(i for i, line in enumerate(corpus) if _is_tensor_warning(line))
+    warnings = [x for x in corpus if _is_tensor_warning(x)]
+    plans = {
+        "tensor_rows": (head, [fixture[tensor_header]], consts, tail),
+        "layer_rows": (head, [fixture[layer_header]], layers, tail),
+        "native_noise": (head, [], noise, tail),
+        "pass_markers": (head, [], passes, tail),
+        "native_messages": (corpus[:first_warning], [], warnings, ["I rknn building done."]),
+    }
+    out = {}
+    for kind, (before, header, body, after) in plans.items():
+        path = folder / f"{kind}-{lines_per_kind}.log"
+        if not path.is_file():
+            repeated = [body[i % len(body)] for i in range(lines_per_kind)]
+            path.write_text("\n".join([*before, *header, *repeated, *after]) + "\n", encoding="utf-8")
+        out[kind] = path
+    return out
+
+
+def _is_row(line: str) -> bool:
+    """A table row of fixture 09: `D RKNN: [hh:mm:ss.mmm] ` then the row's numeric id."""
+    body = line.partition("] ")[2]
+    return line.startswith("D RKNN: [") and body[:1].isdigit()
+
+
+def _is_native_noise(line: str) -> bool:
+    """fixture 09's native chatter inside the OpEmit pass (`not need tranpose`, `emit tp0`, ...)."""
+    body = line.partition("] ")[2]
+    return body.startswith(("emit ", "not need tranpose", "finish initComputeZoneMap"))
+
+
+def _is_tensor_warning(line: str) -> bool:
+    return line.startswith("W RKNN: [") and "] tensor name: " in line
+
+
+def kinds_bench(lines_per_kind: int, repeat: int) -> dict[str, Any]:
+    import logscope
+
+    out: dict[str, Any] = {}
+    for kind, path in kind_inputs(lines_per_kind).items():
+        logscope.parse(path)  # grammars and imports, once
+        lines = path.read_bytes().count(b"\n")
+        runs = interleaved(
+            {
+                "scan": lambda p=path: inproc_cpu(lambda: scan_records(p)),
+                "inproc": lambda p=path: inproc_cpu(lambda: logscope.parse(p)),
+            },
+            repeat,
+        )
+        best = {k: min(v) for k, v in runs.items()}
+        out[kind] = {
+            "path": str(path.relative_to(ROOT)),
+            "lines": lines,
+            "runs_s": runs,
+            "us_per_line": {k: v * 1e6 / lines for k, v in best.items()},
+            "ratio_inproc": best["scan"] / best["inproc"],
+        }
+    return out
+
+
 # ------------------------------------------------------------------------------------------ report
 
 
@@ -422,6 +509,14 @@ def report(results: dict[str, Any]) -> None:
             f"  in process, {st['builds']:.0f} builds: parse {st['parse']:.2f} s, rules {st['rules']:.2f} s, "
             f"json {st['json']:.2f} s"
         )
+    if "kinds" in results:
+        say("per line kind, logscope.parse in process (us per line, logscope / scan = ratio):")
+        for kind, k in results["kinds"].items():
+            us = k["us_per_line"]
+            say(
+                f"  {kind:16} {us['inproc']:.2f} / {us['scan']:.2f} = {k['ratio_inproc']:.2f}"
+                f"  ({k['lines']} lines)"
+            )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -430,7 +525,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--audit-files", type=int, default=40)
     ap.add_argument("--worker-files", type=int, default=160, help="logs of the 2-workers-vs-1 comparison")
     ap.add_argument("--big-mb", default="20,100", help="sizes of the big logs, MB, comma-separated")
-    ap.add_argument("--only", default="startup,audit,big")
+    ap.add_argument("--kind-lines", type=int, default=100_000, help="lines of each per-kind log")
+    ap.add_argument("--only", default="startup,audit,big,kinds")
     args = ap.parse_args(argv)
     parts = set(args.only.split(","))
     results: dict[str, Any] = {"machine": machine(), "args": vars(args)}
@@ -442,6 +538,8 @@ def main(argv: list[str] | None = None) -> int:
             results["audit"] = audit_bench(args.audit_files, max(2, args.repeat // 2), args.worker_files)
         if "big" in parts:
             results["big"] = big_logs([float(x) for x in args.big_mb.split(",")], max(2, args.repeat // 2))
+        if "kinds" in parts:
+            results["kinds"] = kinds_bench(args.kind_lines, max(2, args.repeat // 2))
     except Exception:
         import traceback
 
