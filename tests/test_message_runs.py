@@ -12,7 +12,6 @@ import random
 import re
 from pathlib import Path
 
-import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -36,6 +35,8 @@ from logscope.parsers.rknn.bulk import (
 from logscope.parsers.rknn.state import _ROW_COLUMNS
 from logscope.parsers.rknn.table_runs import JOINED_RUN
 from tests.conftest import FIXTURES
+from tests.test_table_runs import _mangle as damaged
+from tests.test_table_runs import frames_equal
 
 RKNN_LOGS = sorted((FIXTURES / "rknn").glob("*.log")) + sorted((FIXTURES / "synthetic").glob("*.log"))
 COMPILER_LOGS = sorted((FIXTURES / "rknn-compiler").rglob("*.log.gz"))[::40]
@@ -43,13 +44,6 @@ COMPILER_LOGS = sorted((FIXTURES / "rknn-compiler").rglob("*.log.gz"))[::40]
 TRANSFORMER = FIXTURES / "rknn-compiler" / "transformer-dev" / "2.5.0" / "tf_t49_d64_h8-rv1106b-int8.log.gz"
 MOBILENET = FIXTURES / "rknn" / "09-build-verbose-mobilenetv1-rv1106-tk2-1.5.2-simulator.log"
 TS = "W RKNN: [20:26:14.658] "
-
-
-def frames_equal(a: ParsedLog, b: ParsedLog) -> None:
-    assert a.line_counts == b.line_counts
-    assert set(a.frames) == set(b.frames)
-    for name, frame in a.frames.items():
-        pd.testing.assert_frame_equal(frame, b.frames[name], obj=name)
 
 
 def both_ways(parse, monkeypatch: pytest.MonkeyPatch) -> tuple[ParsedLog, ParsedLog]:
@@ -87,37 +81,26 @@ def test_generated_logs_parse_as_line_by_line(
 
 
 def _mangle(line: str, rng: random.Random) -> str:
-    """One of the ways copies of real logs damage a line, or a native message that is something else."""
-    choice = rng.randrange(14)
-    if choice == 0 and line:
-        return line[: rng.randrange(len(line))]
-    if choice == 1 and line:
-        i = rng.randrange(len(line))
-        return line[:i] + line[i + 1 :]
-    if choice == 2:
-        return re.sub("  +", " ", line)
-    if choice == 3:
+    """A way copies of real logs damage a line (`test_table_runs`), or a native message turned into
+    something else (a category, a traceback, a body another terminal takes, a line too long for a run)."""
+    choice = rng.randrange(16)
+    if choice == 0:
         return re.sub(r"\] ", "]", line, count=1)  # a timestamp the prefix cannot take: in the text
-    if choice == 4:
-        return re.sub(r"^([DIWE] RKNN: )\[[^\]]*\] ", r"\1", line)  # no timestamp
-    if choice == 5 and line:
-        i = rng.randrange(len(line))
-        return line[:i] + rng.choice("x|*()\\, 0\té>-") + line[i:]
-    if choice == 6:
+    if choice == 1:
         return "  " + line
-    if choice == 7:
+    if choice == 2:
         return line + rng.choice([" out of memory", " Killed", " is not support", "  "])
-    if choice == 8:
+    if choice == 3:
         return re.sub(r"\] \S", lambda m: m.group(0)[:-1] + rng.choice("0123456789IRTs-<> \t"), line, count=1)
-    if choice == 9:
+    if choice == 4:
         return line.replace("W RKNN", rng.choice(["E RKNN", "D RKNN", "I RKNN", "W RKNN:", "W"]), 1)
-    if choice == 10:
+    if choice == 5:
         return "    continued " + line[-20:]
-    if choice == 11:
+    if choice == 6:
         return line + "x" * rng.choice([MAX_BLANK_RUN - 60, MAX_BLANK_RUN + 5])
-    if choice == 12:
+    if choice == 7:
         return TS + "Traceback (most recent call last):"
-    return line.replace(" ", "\t", 1)
+    return damaged(line, rng)
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -232,7 +215,7 @@ def test_the_runs_are_taken(monkeypatch: pytest.MonkeyPatch) -> None:
     fused: list[int] = []
     real_fusions = RknnAssembler._fusion_run
 
-    def fusion_spy(self, read, lines, numbers, start):  # type: ignore[no-untyped-def]
+    def fusion_spy(self, read, lines, numbers, start):
         count = real_fusions(self, read, lines, numbers, start)
         fused.append(count)
         return count
