@@ -348,14 +348,16 @@ def cli_stages(path: Path) -> dict[str, float]:
     process (one run): parse (with the derived figures), rules (`analyze_log`), json (`render_json`:
     the summary of every build, then the text)."""
     import logscope
+    from logscope.collector import collector_paused
     from logscope.render.summary import render_json
     from logscope.rules import analyze_log, resolve_config
 
-    t0 = self_cpu()
-    log = logscope.parse(path)
-    t1 = self_cpu()
-    analyze_log(log, resolve_config(None, path))
-    t2 = self_cpu()
+    with collector_paused():  # as `logscope.analyze`, which the command runs, pauses it
+        t0 = self_cpu()
+        log = logscope.parse(path)
+        t1 = self_cpu()
+        analyze_log(log, resolve_config(None, path))
+        t2 = self_cpu()
     render_json([log])
     t3 = self_cpu()
     builds = len(log.frames["builds"])

@@ -24,9 +24,11 @@ Line-ending convention: ``\\n`` and ``\\r\\n`` end a line. A final line terminat
 start an extra empty line (``"a\\nb\\n"`` and ``"a\\nb"`` both have two lines), an empty input has
 zero lines, and ``"\\n"`` is one blank line. Blank lines are kept as ``""`` so numbering is exact.
 
-Speed matters because logs can be 50 MB: text with none of ``\\r``, ESC, backspace or a log line
-glued to a tqdm rate takes a fast path (one ``split`` and at most one ``rstrip`` per line); otherwise
-only the physical lines that contain such debris get the expensive treatment.
+Speed matters because logs can be 50 MB. The lines that need more than a split (``\\r``, ESC,
+backspace, a log line glued to a tqdm rate, trailing blanks) are found by a few numpy passes over a
+block's bytes (:class:`_Marks`), and only they get the expensive treatment; valid UTF-8 is decoded
+in runs so that the ASCII lines stay one byte a character however many tqdm bars the log draws
+(:func:`_utf8_lines`). Both are checked against the per-line definitions in the tests.
 """
 
 from __future__ import annotations
@@ -41,10 +43,13 @@ import os
 import re
 import select
 import stat
+import threading
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Protocol
+
+import numpy as np
 
 from logscope.errors import InputError
 
@@ -104,10 +109,6 @@ _ANSI = re.compile(
     """,
     re.VERBOSE,
 )
-
-# A line that ends in blanks: one scan that stops only at newlines (two ``in`` tests, one per blank,
-# walked the text twice when no line has trailing blanks).
-_BLANK_BEFORE_NEWLINE = re.compile(r"\n(?<=[ \t]\n)")
 
 # A toolkit log line glued to the closing bracket of a tqdm rate: "...240.65it/s]E build: ...".
 # The lookahead requires "<level letter><space><non-space>" so ordinary text is never split.
@@ -410,19 +411,31 @@ class LogStream:
             data = b""
             digest.update(block)
             self.size_bytes += len(block)
-            try:
-                text = block.decode("utf-8")
-            except UnicodeDecodeError:
-                text = block.decode("utf-8", "replace")
-                bad += text.count("\ufffd") - block.count("\ufffd".encode())
-            if offset == 0:
-                _check_text(text, self.path)
-            if b"\x00" in block:  # in UTF-8 a NUL character is a NUL byte, found here by memchr
-                nuls += text.count("\x00")
-                text = text.replace("\x00", "")
-            del block
-            lines, numbers, physical = _split_block(text, offset, counts, dedent=False)
-            del text
+            marks = _block_marks(block, spans=True)
+            phys = _plain_lines(block, marks)
+            if phys is not None and marks is not None:
+                if offset == 0:
+                    _check_text(*_utf8_head(block), self.path)
+                terminated = block.endswith(b"\n")
+                del block
+                lines, numbers, physical = _split_lines(
+                    phys, terminated, offset, counts, dedent=False, marks=marks
+                )
+                del phys
+            else:
+                try:
+                    text = block.decode("utf-8")
+                except UnicodeDecodeError:
+                    text = block.decode("utf-8", "replace")
+                    bad += text.count("\ufffd") - block.count("\ufffd".encode())
+                if offset == 0:
+                    _check_text(text, None, self.path)
+                if b"\x00" in block:  # in UTF-8 a NUL character is a NUL byte, found here by memchr
+                    nuls += text.count("\x00")
+                    text = text.replace("\x00", "")
+                del block
+                lines, numbers, physical = _split_block(text, offset, counts, dedent=False, marks=marks)
+                del text
             offset += physical
             yield lines, numbers
             if eof:
@@ -436,6 +449,25 @@ class LogStream:
         if nuls:
             notes.append(f"removed {_plural(nuls, 'NUL character')}")
         self.notes = tuple(notes + _line_notes(counts))
+
+
+def _block_marks(block: bytes, *, spans: bool = False) -> _Marks | None:
+    """The marks of a block of UTF-8 bytes for its decoded text, or None when the text will not keep the
+    block's lines character for character (NULs removed, or ``\\r\\n`` about to be normalised)."""
+    if b"\x00" in block or (b"\r" in block and b"\r\n" in block):
+        return None
+    return _Marks(block, spans=spans)
+
+
+def _plain_lines(block: bytes, marks: _Marks | None) -> list[str] | None:
+    """The physical lines of a block of valid UTF-8 without NUL or ``\\r\\n`` (exactly its text's split at
+    ``\\n``), or None when it is not one or has too many non-ASCII lines to decode them apart."""
+    if marks is None or marks.wide is None:
+        return None
+    try:
+        return _utf8_lines(block, marks.wide) if block else []  # an empty text has no line
+    except UnicodeDecodeError:
+        return None
 
 
 def _streamable_start(raw: memoryview) -> bool:
@@ -454,7 +486,7 @@ def _streamable_start(raw: memoryview) -> bool:
 
 
 def _dedent_undecided(text: str) -> bool:
-    """``_dedent(text.split("\n")) is None``, looking only as far as the first line that settles it.
+    """``_dedent(text.split("\\n")) is None``, looking only as far as the first line that settles it.
 
     A real log settles it on its first non-blank line; splitting a whole 4 MiB block into lines to
     find that out cost more than decoding it.
@@ -660,6 +692,8 @@ def _sniff_utf16(raw: bytes) -> str | None:
     big-endian). Requiring that pattern to be strong *and* one-sided keeps binary files, which
     have NULs everywhere, from being taken for UTF-16.
     """
+    if raw.find(b"\x00", 0, _SAMPLE) < 0:
+        return None  # no NUL byte at all (by memchr: the strided counts below walk the sample twice)
     sample = raw[:_SAMPLE]
     pairs = len(sample) // 2
     if pairs == 0:
@@ -743,31 +777,34 @@ def _decode(raw: bytes, name: str) -> tuple[str, str, list[str]]:
 _NOT_C0_CONTROL = bytes(b for b in range(256) if not _CONTROL.match(chr(b)) or b >= 0x80)
 
 
-def _count_controls(sample: str) -> int:
+def _count_controls(sample: str, encoded: bytes | None = None) -> int:
     """``len(_CONTROL.findall(sample))``, by ``bytes.translate`` in C where it can be.
 
     The regex walks a 64 K sample at about 5 ns a character (0.35 ms per file read). In UTF-8 a C0
     control or DEL is one byte and a C1 control (U+0080-U+009F) starts with byte 0xC2; when the
-    encoded sample has no 0xC2 byte, deleting every other byte leaves exactly the controls.
+    encoded sample has no 0xC2 byte, deleting every other byte leaves exactly the controls. ``encoded``:
+    ``sample``'s UTF-8 bytes when the caller has them.
     """
-    encoded = sample.encode("utf-8", "surrogatepass")
+    if encoded is None:
+        encoded = sample.encode("utf-8", "surrogatepass")
     if b"\xc2" in encoded:
         return len(_CONTROL.findall(sample))
     return len(encoded.translate(None, _NOT_C0_CONTROL))
 
 
-def _check_text(text: str, name: str) -> None:
+def _check_text(text: str, encoded: bytes | None, name: str) -> None:
     """Refuse decoded data that is not text: NULs or >10% control characters near the start.
 
     \\t \\n \\r, ESC and backspace do not count: terminals and progress bars produce them.
+    ``encoded``: the UTF-8 bytes of ``text[:_SAMPLE]`` when the caller has them (or None).
     """
     sample = text[:_SAMPLE]
     if "\x00" in sample:
         raise InputError(f"{name}: looks binary (NUL characters near the start), not a text log")
     if "\x1b" in sample:
         # BEL legitimately ends OSC sequences (terminal titles, hyperlinks): judge what is left.
-        sample = _ANSI.sub("", sample)
-    controls = _count_controls(sample)
+        sample, encoded = _ANSI.sub("", sample), None
+    controls = _count_controls(sample, encoded)
     if controls * 10 > len(sample):
         share = 100 * controls // len(sample)
         raise InputError(
@@ -781,68 +818,161 @@ def _check_text(text: str, name: str) -> None:
 # --------------------------------------------------------------------------------------------
 
 
-def _marker_starts(text: str) -> list[int]:
-    """Positions (ascending) of slow-path markers, at least one in every physical line that has one.
+# The bytes of a log line glued to a tqdm rate bracket ("]" + level letter + " ") and of the one-character
+# markers. All are ASCII: in UTF-8 such a byte is always that character, never part of another one.
+_GLUE_LEVEL = np.zeros(256, dtype=bool)
+_GLUE_LEVEL[list(b"DIWE")] = True
+_CLOSE, _SPACE, _TAB, _NEWLINE = (ord(c) for c in "] \t\n")
+_CHAR_MARKERS_B = tuple(marker.encode("ascii") for marker in _CHAR_MARKERS)
 
-    The one-character markers (``\\r``, ESC, backspace) are located with ``str.find`` (memchr, in C)
-    and log lines glued to tqdm rate brackets with one regex scan that only stops at ``]`` (a
-    ``str.find`` per bracket spelling walked the whole text twice, and each finished bar, glued or
-    not, went down the slow path: 500 of them per 4 MiB of a verbose build log). After a hit the
-    search resumes at the next line, so a tqdm line with thousands of ``\\r`` is visited once. Text
-    without a marker costs four scans.
+
+class _Marks:
+    """Which physical lines of a block need more than a split, found on its UTF-8 bytes.
+
+    ``marked``: lines holding ``\\r``, ESC or backspace; ``glued``: lines holding ``]``, a level letter
+    and a space in a row (a superset of the lines :data:`_TQDM_GLUE` finds glue in, checked with it
+    once split); ``blank``: lines ending in a space or tab. Indices are 0-based lines of the block
+    (``\\n``-separated), ascending.
+
+    Why bytes and numpy: the line of each such byte is the number of ``\\n`` before it (one
+    ``searchsorted`` over the newline positions), and the comparisons run over the whole block in C.
+    The two whole-text regex scans this replaces (the glue regex, stopping at every ``]``, and a
+    blank-before-newline regex, stopping at every newline) cost 0.3-0.5 ms per MB each; this costs
+    about 0.2 for all three. Valid for a text exactly when each of its lines holds the same ASCII
+    characters, in the same order, as the same line of ``data``: true of the UTF-8 bytes it was
+    decoded from (with or without replaced bytes: the decoder never merges an ASCII byte into another
+    character) as long as no ``\\r\\n`` or NUL was removed from the text.
     """
-    starts: list[int] = []
-    find = text.find
-    for marker in _CHAR_MARKERS:
-        pos = find(marker)
-        while pos >= 0:
-            starts.append(pos)
-            nl = find("\n", pos)
-            if nl < 0:
-                break
-            pos = find(marker, nl + 1)
+
+    __slots__ = ("blank", "glued", "marked", "wide")
+
+    def __init__(self, data: bytes, *, spans: bool = False) -> None:
+        a = np.frombuffer(data, dtype=np.uint8)
+        mask = _scratch_mask(len(a))
+        ends = np.flatnonzero(np.equal(a, _NEWLINE, out=mask))
+        found = [
+            np.flatnonzero(np.equal(a, marker[0], out=mask)) for marker in _CHAR_MARKERS_B if marker in data
+        ]
+        self.marked: list[int] = []
+        if found:
+            self.marked = np.unique(np.searchsorted(ends, np.concatenate(found))).tolist()
+        glue = np.flatnonzero(np.equal(a[:-2], _CLOSE, out=mask[: max(len(a) - 2, 0)]))
+        glue = glue[a[glue + 2] == _SPACE]
+        glue = glue[_GLUE_LEVEL[a[glue + 1]]]
+        self.glued: list[int] = np.searchsorted(ends, glue).tolist() if len(glue) else []
+        before = a[ends - 1]  # the last character of each terminated line (or the \n before an empty one)
+        if len(ends) and ends[0] == 0:
+            before[0] = _NEWLINE  # an empty first line: a[-1] is the block's last byte, not its own
+        self.blank: list[int] = np.flatnonzero((before == _SPACE) | (before == _TAB)).tolist()
+        if data.endswith((b" ", b"\t")):
+            self.blank.append(len(ends))  # the last line, without a terminator
+        # ``wide`` (with ``spans``): see :func:`_utf8_lines`; None when there are too many to be worth it.
+        self.wide: list[tuple[int, int]] | None = None
+        if spans:
+            self.wide = [] if data.isascii() else _wide_spans(a, ends, mask)
+
+
+# More runs of lines with non-ASCII bytes than this (or one per _WIDE_EVERY bytes, if more) in a block:
+# decoded as one text (a log in Chinese). Each run costs two decodes and two splits, a few microseconds;
+# a 4 MiB block decoded two bytes a character costs about 1.5 ms more (verbose logs repeat a build
+# with its five tqdm bars every 40 KB).
+_WIDE_RUNS = 64
+_WIDE_EVERY = 8 * 1024
+
+
+def _wide_spans(a: np.ndarray, ends: np.ndarray, mask: np.ndarray) -> list[tuple[int, int]] | None:
+    """Byte spans ``[start, end)`` of the runs of consecutive lines holding a non-ASCII byte, ``end`` at
+    the ``\\n`` after the run (or the end of the data); None for too many runs (see ``_WIDE_RUNS``)."""
+    wide = np.flatnonzero(np.greater_equal(a, 0x80, out=mask))
+    wide = wide[np.diff(wide, prepend=-2) > 1]  # the first of each run of such bytes (a tqdm bar: 300 in one)
+    lines = np.searchsorted(ends, wide)
+    lines = lines[np.diff(lines, prepend=-1) > 0]  # ascending: each line once
+    spans: list[tuple[int, int]] = []
+    count = len(ends)
+    most = max(_WIDE_RUNS, len(a) // _WIDE_EVERY)
+    for i in lines.tolist():
+        start = int(ends[i - 1]) + 1 if i else 0
+        end = int(ends[i]) if i < count else len(a)
+        if spans and spans[-1][1] + 1 == start:
+            spans[-1] = (spans[-1][0], end)
+        elif len(spans) == most:
+            return None
+        else:
+            spans.append((start, end))
+    return spans
+
+
+def _utf8_lines(data: bytes, wide: list[tuple[int, int]]) -> list[str]:
+    """``data.decode("utf-8").split("\\n")``, decoding the ASCII lines apart from the ``wide`` spans of
+    lines that hold other bytes (:func:`_wide_spans`); UnicodeDecodeError where ``data`` is not UTF-8.
+
+    Why: one non-ASCII character (a tqdm bar drawn with block characters, in nearly every build log)
+    makes the whole decoded text two bytes a character; decoding it cost 0.4 ms per MB instead of 0.05,
+    and splitting it had to look for the widest character of every line. Decoding is the same either
+    way: the pieces end at ``\\n``, which no UTF-8 sequence spans.
+    """
+    view = memoryview(data)
+    phys: list[str] = []
+    pos = 0
+    for start, end in wide:
+        if start > pos:
+            phys += str(view[pos : start - 1], "ascii").split("\n")  # up to the \n before `start`
+        phys += str(view[start:end], "utf-8").split("\n")
+        pos = end + 1
+    if pos <= len(data):
+        phys += str(view[pos:], "ascii").split("\n")
+    return phys
+
+
+def _utf8_head(raw: bytes) -> tuple[str, bytes]:
+    """The first ``_SAMPLE`` characters of the text of ``raw`` (valid UTF-8) and their bytes, for
+    :func:`_check_text` where the text is not built as one string (see :func:`_utf8_lines`)."""
+    head = raw[:_SAMPLE]
+    if head.isascii():
+        return head.decode("ascii"), head
+    first, used = codecs.utf_8_decode(head, "strict", False)  # up to a character cut at the end
+    need = _SAMPLE - len(first)
+    if need and used < len(raw):
+        more = codecs.utf_8_decode(raw[used : used + 4 * need], "strict", False)[0][:need]
+        return first + more, raw[: used + len(more.encode("utf-8"))]
+    return first, raw[:used]
+
+
+# Each thread's mask for _Marks, kept between blocks up to this size. A fresh block-sized array for each
+# comparison took fresh pages from the system every block (the page faults cost more than the compares:
+# 0.7 against 0.3 ms per MB on a 47 MB log).
+_SCRATCH_KEEP = 2 * STREAM_BLOCK_BYTES
+_scratch = threading.local()
+
+
+def _scratch_mask(size: int) -> np.ndarray:
+    """A boolean array of ``size`` to compute into (contents undefined), this thread's own."""
+    if size > _SCRATCH_KEEP:
+        return np.empty(size, dtype=bool)
+    mask: np.ndarray | None = getattr(_scratch, "mask", None)
+    if mask is None or len(mask) < size:
+        mask = _scratch.mask = np.empty(max(size, 1 << 16), dtype=bool)
+    return mask[:size]
+
+
+def _encoded(text: str) -> bytes:
+    """``text`` as UTF-8 for :class:`_Marks` (a copy at memory speed for ASCII text)."""
+    return text.encode("ascii") if text.isascii() else text.encode("utf-8", "surrogatepass")
+
+
+def _marked_lines(phys: list[str], marks: _Marks) -> list[int]:
+    """Indices (ascending, unique) of the physical lines with a slow-path marker: ``\\r``, ESC,
+    backspace, or a log line glued to a tqdm rate (a glue candidate counts when the glue regex finds
+    glue in its line; a glued line's ``]`` is a candidate, so none is missed)."""
     search = _TQDM_GLUE.search
-    found = search(text)
-    while found is not None:
-        pos = found.start()
-        starts.append(pos)
-        nl = find("\n", pos)
-        if nl < 0:
-            break
-        found = search(text, nl + 1)
-    starts.sort()
-    return starts
+    glued = [i for i in dict.fromkeys(marks.glued) if search(phys[i])]
+    return sorted({*marks.marked, *glued}) if glued else marks.marked
 
 
 def _physical_lines(text: str) -> tuple[list[str], list[int]]:
-    """``text.split("\n")`` and the 0-based indices (ascending, unique) of the lines with a marker.
-
-    The text is split in runs between marked lines, so a marked line's index is the length of the
-    list when it is reached: no newline has to be counted (counting them up to the last marked
-    line, often near the end of a log, was a whole extra pass).
-    """
-    starts = _marker_starts(text)
-    if not starts:
-        return text.split("\n"), []
-    phys: list[str] = []
-    dirty: list[int] = []
-    find, rfind = text.find, text.rfind
-    upto = 0  # start of the first line not yet in `phys`
-    for pos in starts:
-        if pos < upto:
-            continue  # another marker of a line already taken
-        begin = rfind("\n", upto, pos) + 1 or upto
-        if begin > upto:
-            phys.extend(text[upto : begin - 1].split("\n"))
-        dirty.append(len(phys))
-        end = find("\n", pos)
-        if end < 0:
-            phys.append(text[begin:])
-            return phys, dirty
-        phys.append(text[begin:end])
-        upto = end + 1
-    phys.extend(text[upto:].split("\n"))
-    return phys, dirty
+    """``text.split("\\n")`` and the 0-based indices (ascending, unique) of the lines with a marker."""
+    phys = text.split("\n")
+    return phys, _marked_lines(phys, _Marks(_encoded(text)))
 
 
 def _common_prefix(strings: list[str]) -> str:
@@ -945,21 +1075,23 @@ def _expand(line: str, counts: _Counts) -> list[str]:
     return out or [""]
 
 
-def _split(text: str) -> tuple[list[str], list[int], list[str]]:
+def _split(text: str, marks: _Marks | None = None) -> tuple[list[str], list[int], list[str]]:
     """Turn decoded text into ``(lines, numbers, notes)`` following the module's conventions."""
     counts = _Counts()
-    lines, numbers, _ = _split_block(text, 0, counts, dedent=True)
+    lines, numbers, _ = _split_block(text, 0, counts, dedent=True, marks=marks)
     return lines, numbers, _line_notes(counts)
 
 
 def _split_block(
-    text: str, offset: int, counts: _Counts, *, dedent: bool
+    text: str, offset: int, counts: _Counts, *, dedent: bool, marks: _Marks | None = None
 ) -> tuple[list[str], list[int], int]:
     """Split one block of decoded text whose first physical line is number ``offset + 1``.
 
     Returns ``(lines, numbers, physical line count)``. A block is a whole file, or (streaming) a run
     of complete lines: everything here is local to a physical line except the dedent decision,
-    which needs every line and is therefore only taken when ``dedent`` is set.
+    which needs every line and is therefore only taken when ``dedent`` is set. ``marks`` may come
+    from the bytes ``text`` was decoded from (see :class:`_Marks` for when that is valid); without
+    them they are found on the text's own encoding.
     """
     if not text:
         return [], [], 0
@@ -968,20 +1100,33 @@ def _split_block(
         if crlf:
             text = text.replace("\r\n", "\n")
             counts.crlf += crlf
-    phys, dirty = _physical_lines(text)
-    if text.endswith("\n"):
-        phys.pop()  # a final terminator ends the last line; it does not start a new one
+            marks = None  # lines lost their \r: the bytes' marks no longer fit
+    if marks is None:
+        marks = _Marks(_encoded(text))
+    return _split_lines(text.split("\n"), text.endswith("\n"), offset, counts, dedent=dedent, marks=marks)
 
+
+def _split_lines(
+    phys: list[str], terminated: bool, offset: int, counts: _Counts, *, dedent: bool, marks: _Marks
+) -> tuple[list[str], list[int], int]:
+    """:func:`_split_block` once the text is split at ``\\n`` into ``phys`` (``terminated``: the text
+    ends with one), with the marks of its lines."""
+    if terminated:
+        phys.pop()  # a final terminator ends the last line; it does not start a new one
+    dirty = _marked_lines(phys, marks)
+    if len(dirty) > 1:
+        dirty = _scrub_colour_lines(phys, dirty, counts)
     for i in dirty:
         phys[i] = _scrub(phys[i], counts)
 
     if dedent:
         counts.dedent_note = _dedent(phys)
 
-    # Only lines not in `dirty` need stripping here (_expand strips its own pieces), and only if
-    # some line ends in blanks at all; checking first saves a pass over a million clean lines.
-    if _BLANK_BEFORE_NEWLINE.search(text) or text.endswith((" ", "\t")):
-        phys = [s.rstrip(" \t") for s in phys]
+    # Only the lines that end in blanks are stripped: rstrip leaves every other line as it is, and
+    # these are a few per block (a list comprehension over every line cost 0.04 us a line). Dirty
+    # lines among them are stripped again by _expand, piece by piece.
+    for i in marks.blank:
+        phys[i] = phys[i].rstrip(" \t")
 
     if not dirty:
         return phys, list(range(offset + 1, offset + len(phys) + 1)), len(phys)
@@ -999,6 +1144,30 @@ def _split_block(
     lines.extend(phys[prev:])
     numbers.extend(range(offset + prev + 1, offset + len(phys) + 1))
     return lines, numbers, len(phys)
+
+
+def _scrub_colour_lines(phys: list[str], dirty: list[int], counts: _Counts) -> list[int]:
+    """Clean the lines of ``dirty`` whose only debris is ANSI codes, in one regex call over them all;
+    returns the dirty lines left (to :func:`_scrub` and :func:`_expand` line by line).
+
+    Such a line (ESC, no ``\\r``, no backspace, no tqdm rate after scrubbing) is exactly what
+    ``_expand(_scrub(line))`` makes of it: one piece, the scrubbed line without trailing blanks, under
+    its own number, so it leaves the dirty list (a coloured logger prints hundreds per block, each
+    paid a regex call and two function calls). The lines are joined with ``\\r``: none of them holds
+    one, and no ANSI pattern can match it, so the substitution keeps them apart.
+    """
+    colour = [i for i in dirty if "\x1b" in (line := phys[i]) and "\r" not in line and "\x08" not in line]
+    if not colour:
+        return dirty
+    cleaned = _ANSI.sub("", "\r".join([phys[i] for i in colour])).split("\r")
+    counts.ansi_lines += len(colour)
+    done = set()
+    for i, line in zip(colour, cleaned, strict=True):
+        phys[i] = line  # _scrub will find nothing more in it
+        if "it/s]" not in line and "s/it]" not in line:
+            phys[i] = line.rstrip(" \t")
+            done.add(i)
+    return [i for i in dirty if i not in done] if done else dirty
 
 
 def _line_notes(counts: _Counts) -> list[str]:
@@ -1024,11 +1193,30 @@ def _build(raw: bytes, name: str, compression: str | None) -> LogText:
     digest = hashlib.sha256(raw).hexdigest()
     if not raw:
         return LogText(name, [], [], "utf-8", compression, digest, 0, ())
+    if (
+        not raw.startswith((codecs.BOM_UTF8, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE))
+        and _sniff_utf16(raw) is None
+    ):
+        # What _decode reads as strict UTF-8, decoded line by line in runs (see _utf8_lines).
+        marks = _block_marks(raw, spans=True)
+        phys = _plain_lines(raw, marks)
+        if phys is not None and marks is not None:
+            _check_text(*_utf8_head(raw), name)
+            counts = _Counts()
+            lines, numbers, _ = _split_lines(phys, raw.endswith(b"\n"), 0, counts, dedent=True, marks=marks)
+            return LogText(
+                name, lines, numbers, "utf-8", compression, digest, len(raw), tuple(_line_notes(counts))
+            )
     text, encoding, notes = _decode(raw, name)
-    _check_text(text, name)
-    if "\x00" in text:
+    _check_text(text, None, name)
+    # In every encoding but UTF-16 a NUL character is a NUL byte: found by memchr in the bytes, where
+    # `in` on text that is not pure ASCII (one tqdm bar of block characters) walks it at 0.3 ms per MB.
+    has_nul = "\x00" in text if encoding.startswith("utf-16") else b"\x00" in raw
+    if has_nul:
         # Past the sampled head: serial consoles emit stray NULs on line glitches; drop them.
         notes.append(f"removed {_plural(text.count(chr(0)), 'NUL character')}")
         text = text.replace("\x00", "")
-    lines, numbers, line_notes = _split(text)
+    # Text decoded from UTF-8 has its lines' ASCII characters byte for byte in `raw` (see _Marks).
+    marks = _block_marks(raw) if encoding == "utf-8" else None
+    lines, numbers, line_notes = _split(text, marks)
     return LogText(name, lines, numbers, encoding, compression, digest, len(raw), tuple(notes + line_notes))

@@ -255,6 +255,25 @@ def test_log_time_is_a_leading_or_labelled_date():
     )
 
 
+def test_audited_log_time_is_found_in_the_lines_the_parse_read():
+    """The audit takes the log time from the first lines its parse read, not from a second read of the
+    file: the same time and line as `find_log_time` for each of these logs (dates leading a line or
+    labelled, in RKNN and MCU logs, and one log without a date)."""
+    from logscope.audit.worker import FileTask, audit_file
+
+    paths = [
+        MOBILENET,
+        RKNN / "34-issue-rl-tk2-44-android-logcat-malloc-npu-rk3568.log",
+        FIXTURES / "mcu" / "11-stedgeai-v1-analyze-report-mnist-h750.txt",
+        RKNN / "26-issue-rl-tk2-118-tqdm-cr-buffer-overflow-tk2-1.x.log",
+    ]
+    for path in paths:
+        result = audit_file(FileTask(str(path)))
+        assert result.status == "ok", result.error
+        found = (result.row["log_time"], result.row["log_time_line"])
+        assert found == find_log_time(str(path)), path
+
+
 def test_options_are_checked(tmp_path):
     with pytest.raises(ConfigError, match="engine"):
         audit([str(MOBILENET)], tmp_path / "a.duckdb", AuditOptions(engine="spark"))
@@ -370,3 +389,114 @@ def test_source_rank_counts_rows_per_build_as_a_groupby_would(build_indexes: lis
     frame = pd.DataFrame({"build_index": pd.array(build_indexes, dtype="Int64")})
     expected = frame.groupby("build_index", dropna=False).cumcount().tolist()
     assert source_ranks(frame["build_index"].tolist()) == expected
+
+
+def test_log_time_is_searched_in_the_first_lines_however_long(tmp_path):
+    """The first 400 lines are searched whatever their length: the audit takes them from the first block
+    the parse reads (a local file as an object-store URL), and `find_log_time` reads the same block."""
+    from logscope.audit import FileTask, audit_file
+
+    stamp = dt.datetime(2023, 12, 22, 15, 13, 10, 185671)
+    long_head = tmp_path / "long-head.log"  # 80 KB of long lines before the stamp on line 256
+    long_head.write_text(
+        "".join(f"I note {i}: " + "x" * 300 + "\n" for i in range(250)) + MOBILENET.read_text()
+    )
+    assert find_log_time(str(long_head)) == (stamp, 256)
+    result = audit_file(FileTask(str(long_head)))
+    assert result.status == "ok"
+    assert (result.row["log_time"], result.row["log_time_line"]) == (stamp, 256)
+    late = tmp_path / "late.log"  # the stamp on line 406: not looked for
+    late.write_text("".join(f"I note {i}\n" for i in range(400)) + MOBILENET.read_text())
+    assert find_log_time(str(late)) == (None, None)
+    result = audit_file(FileTask(str(late)))
+    assert result.status == "ok" and (result.row["log_time"], result.row["log_time_line"]) == (None, None)
+
+
+def test_planner_hashes_only_what_could_be_known_content(tmp_path, monkeypatch):
+    """A file whose size no stored content and no other planned file has cannot be known content: the
+    worker hashes it as it parses, and the store holds the hash of its bytes all the same. Files of a
+    shared size are hashed first, so a copy is still recorded without being parsed."""
+    import hashlib
+
+    from logscope.audit import runner
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    shutil.copy(MOBILENET, logs / "a.log")
+    shutil.copy(MOBILENET, logs / "b.log")  # same bytes, same size: hashed, a copy
+    (logs / "c.log").write_text(MOBILENET.read_text() + "I one line more\n")  # a size of its own
+    hashed: list[str] = []
+    real = runner.hash_file
+
+    def counted(path: str, *args: object, **kwargs: object) -> str:
+        hashed.append(Path(path).name)
+        return real(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(runner, "hash_file", counted)
+    db = tmp_path / "a.duckdb"
+    first = audit([str(logs)], db)
+    assert sorted(hashed) == ["a.log", "b.log"]
+    assert (first.to_audit, first.audited, first.known) == (2, 2, 1)
+    files = table(db, "SELECT path, sha256 FROM files ORDER BY path")
+    c_bytes = (logs / "c.log").read_bytes()
+    assert files["sha256"].tolist()[-1] == hashlib.sha256(c_bytes).hexdigest()
+    assert len(table(db, "SELECT * FROM paths")) == 3
+
+    hashed.clear()
+    (logs / "d.log").write_bytes(c_bytes)  # c's content: its size is stored now, so it is hashed, not parsed
+    second = audit([str(logs)], db)
+    assert hashed == ["d.log"]
+    assert (second.unchanged, second.known, second.audited) == (3, 1, 0)
+
+
+def test_a_pool_commits_what_came_while_its_last_files_run(tmp_path):
+    """Once every file has gone to a worker, what came so far is committed while the last ones run,
+    so only those are left to commit after the workers stop."""
+    from logscope.audit import runner
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for i in range(12):
+        (logs / f"b{i:02d}.log").write_text(MOBILENET.read_text() + f"I copy {i}\n")
+    commits: list[int] = []
+
+    class Commits:
+        def start(self, total: int) -> None: ...
+        def advance(self, result: object) -> None: ...
+        def committed(self, files: int, total: int) -> None:
+            commits.append(files)
+
+        def notice(self, text: str) -> None: ...
+        def close(self) -> None: ...
+
+    options = AuditOptions(jobs=2, batch_seconds=1e9)
+    report = audit([str(logs)], tmp_path / "a.duckdb", options, Commits())
+    assert report.audited == 12
+    last = runner.IN_FLIGHT * options.jobs
+    assert commits == [12 - last, last]
+
+
+def test_evidence_is_made_plain_for_json():
+    """Exact dicts, lists and scalars take the short way, anything else the general one: same values."""
+    import numpy as np
+
+    from logscope.audit.worker import _jsonable
+
+    class Mapped(dict):  # a dict subclass goes the general way
+        pass
+
+    evidence = {
+        1: (np.int64(3), 2.5, None, True),
+        "set": frozenset({"a"}),
+        "nested": Mapped(x=[np.float64(1.5), {"k": np.bool_(True)}]),
+        "text": "s",
+        "bytes": b"\x00",
+    }
+    assert _jsonable(evidence) == {
+        "1": [3, 2.5, None, True],
+        "set": ["a"],
+        "nested": {"x": [1.5, {"k": True}]},
+        "text": "s",
+        "bytes": b"\x00",
+    }
+    assert type(_jsonable(evidence)["1"][0]) is int

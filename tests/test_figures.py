@@ -358,3 +358,22 @@ def test_mutated_total_is_reported() -> None:
     grown.loc[grown.index[0], "total_bytes"] += 1024**2
     (check,) = _totals_checks(grown)
     assert check["figure"] == "total_bytes" and check["line"] == 8 and "(-1048575 B)" in check["reason"]
+
+
+def test_a_memory_row_without_a_build_goes_last() -> None:
+    """A memory row without a build index (no parser writes one) neither fails the derived figures
+    (comparing <NA>) nor takes a build's figures: it sorts after every build's rows."""
+    from logscope.analysis.derived import add_derived_memory
+    from logscope.frames import build_frame
+
+    log = logscope.parse(FIXTURES / "rknn" / "09-build-verbose-mobilenetv1-rv1106-tk2-1.5.2-simulator.log")
+    memory = log.frames["memory"]
+    for extra in ("build-log", "derived"):  # the row-keeping path, then the rebuilding one (a new row)
+        rows = [dict(zip(memory.columns, values, strict=True)) for values in memory.astype(object).values]
+        rows = [{k: (None if v is pd.NA else v) for k, v in r.items()} for r in rows]
+        log.frames["memory"] = build_frame("memory", [{"source": extra, "weight_bytes": 5}, *rows])
+        add_derived_memory(log)
+        out = log.frames["memory"]
+        assert out["build_index"].isna().tolist() == [False] * len(rows) + [True]
+        assert out["feature_pool_bytes"].tolist()[:-1] == [1756160] * len(rows)
+        assert out["feature_pool_bytes"].isna().tolist()[-1]

@@ -172,3 +172,48 @@ def test_extensions_are_never_installed_or_loaded_on_their_own(tmp_path: Path) -
             "current_setting('autoload_known_extensions')"
         ).fetchone()
     assert settings == (False, False)
+
+
+def _row_groups(db: Path, table: str) -> list[int]:
+    with duckdb.connect(str(db), read_only=True) as con:
+        rows = con.execute(
+            f"SELECT row_group_id, max(count) FROM pragma_storage_info('{table}') GROUP BY 1 ORDER BY 1"
+        ).fetchall()
+    return [int(n) for _, n in rows]
+
+
+@pytest.mark.parametrize("attach_has_the_option", [True, False])
+def test_the_writer_appends_small_row_groups(
+    tmp_path: Path, monkeypatch, attach_has_the_option: bool
+) -> None:
+    """The writer's rows go in row groups of ROW_GROUP_ROWS (a checkpoint rewrites the last one of each
+    table); a DuckDB whose ATTACH has no ROW_GROUP_SIZE opens the store with its default layout, and the
+    rows read back the same either way."""
+    from logscope.audit import store as store_module
+
+    if not attach_has_the_option:
+        real = duckdb.DuckDBPyConnection.execute
+
+        def no_option(self: duckdb.DuckDBPyConnection, sql: str, *args: object) -> object:
+            if "ROW_GROUP_SIZE" in sql:
+                raise duckdb.BinderException('Unrecognized option for attach "row_group_size"')
+            return real(self, sql, *args)
+
+        monkeypatch.setattr(duckdb.DuckDBPyConnection, "execute", no_option)
+    db = tmp_path / "it's a store.duckdb"  # a quote in the name goes through SQL text
+    with store_module.Store(db) as store:
+        store.con.execute(
+            "INSERT INTO fusions (file_id, build_index) SELECT range, range % 7 FROM range(20000)"
+        )
+    monkeypatch.undo()
+    groups = _row_groups(db, "fusions")
+    if attach_has_the_option:
+        assert groups == [store_module.ROW_GROUP_ROWS] * 2 + [20000 - 2 * store_module.ROW_GROUP_ROWS]
+    else:
+        assert groups == [20000]
+    with duckdb.connect(str(db), read_only=True) as con:
+        assert con.execute("SELECT sum(file_id), sum(build_index), count(*) FROM fusions").fetchone() == (
+            sum(range(20000)),
+            sum(i % 7 for i in range(20000)),
+            20000,
+        )

@@ -131,10 +131,10 @@ def test_count_controls_on_random_characters() -> None:
 def test_binary_refusal_counts_controls_as_before() -> None:
     """11% controls in the sample is binary, 9% is text, whichever way they are counted."""
     with pytest.raises(lio.InputError, match="11% control characters"):
-        lio._check_text("\x01" * 11 + "a" * 89, "x")
-    lio._check_text("\x01" * 9 + "a" * 91, "x")
+        lio._check_text("\x01" * 11 + "a" * 89, None, "x")
+    lio._check_text("\x01" * 9 + "a" * 91, None, "x")
     with pytest.raises(lio.InputError, match="control characters"):
-        lio._check_text("\x85" * 11 + "a" * 89, "x")  # C1 controls take the regex path
+        lio._check_text("\x85" * 11 + "a" * 89, None, "x")  # C1 controls take the regex path
 
 
 @pytest.mark.parametrize(
@@ -264,3 +264,132 @@ def test_first_line_longer_than_the_first_block(tmp_path: Path, tail: bytes) -> 
     assert first == "D " + "z" * 200_000
     assert rest == {b"": [], b"\n": [], b"\nI next\n": ["I next"]}[tail]
     assert stream.size_bytes == len(data)
+
+
+def reference_split(text: str, counts: lio._Counts | None = None) -> tuple[list[str], list[int]]:
+    """The definition of a block's lines: a clean physical line loses its trailing blanks; a line with
+    debris is scrubbed and expanded into its frames; every line keeps its own number."""
+    counts = counts or lio._Counts()
+    if not text:
+        return [], []
+    counts.crlf += text.count("\r\n")
+    phys, dirty = reference_lines(text.replace("\r\n", "\n"))
+    if text.endswith("\n"):
+        phys.pop()
+    lines: list[str] = []
+    numbers: list[int] = []
+    for i, line in enumerate(phys):
+        pieces = lio._expand(lio._scrub(line, counts), counts) if i in dirty else [line.rstrip(" \t")]
+        lines.extend(pieces)
+        numbers.extend([i + 1] * len(pieces))
+    return lines, numbers
+
+
+def test_marks_match_the_per_line_definitions() -> None:
+    """Marks found on the bytes: debris lines as `reference_lines`, blank-ended lines as `endswith`."""
+    for text in [*random_texts(3000, seed=11), "", " ", "\n ", " \n", "\n\n\t", "]I x", "a]E \n"]:
+        phys = text.split("\n")
+        marks = lio._Marks(text.encode("utf-8"))
+        assert lio._marked_lines(phys, marks) == reference_lines(text)[1], repr(text)
+        assert marks.blank == [i for i, line in enumerate(phys) if line.endswith((" ", "\t"))], repr(text)
+
+
+def test_split_block_matches_the_per_line_definition() -> None:
+    for text in random_texts(3000, seed=5):
+        lines, numbers, _ = lio._split_block(text, 0, lio._Counts(), dedent=False)
+        assert (lines, numbers) == reference_split(text), repr(text)
+
+
+def test_marks_of_the_raw_bytes_fit_text_decoded_with_replacements() -> None:
+    """A block with invalid UTF-8 (cut characters, stray bytes next to debris) is split by the marks of
+    its raw bytes exactly as by the marks of its decoded text's own encoding."""
+    rng = random.Random(2)
+    bad = [b"\xff", b"\xe4\xb8", b"\xc2", b"\xed\xa0\x80", b"\xf0\x9f\x98"]
+    for text in random_texts(2000, seed=9):
+        parts = [atom.encode("utf-8") for atom in text] + [rng.choice(bad) for _ in range(3)]
+        rng.shuffle(parts)
+        raw = b"".join(parts)
+        decoded = raw.decode("utf-8", "replace")
+        marks = lio._block_marks(raw)
+        if marks is None:  # \r\n to normalise: the text's own encoding is used
+            continue
+        expected = lio._split_block(decoded, 0, lio._Counts(), dedent=False)
+        assert lio._split_block(decoded, 0, lio._Counts(), dedent=False, marks=marks) == expected, raw
+        assert expected[:2] == reference_split(decoded), raw
+
+
+@pytest.mark.parametrize("wide", ["", "é", "█", "已杀死", "😀"])
+@pytest.mark.parametrize("length", [0, 10, lio._SAMPLE - 2, lio._SAMPLE, lio._SAMPLE + 3, 3 * lio._SAMPLE])
+def test_utf8_head_is_the_texts_sample_and_its_bytes(wide: str, length: int) -> None:
+    """Characters of 1 to 4 bytes around the sample's end, the sample cut inside one, texts shorter
+    than the sample: the head is `text[:_SAMPLE]` and exactly its UTF-8 bytes."""
+    rng = random.Random(length)
+    text = "".join(rng.choice(["a", "\n", wide or "b"]) for _ in range(length))
+    sample = text[: lio._SAMPLE]
+    assert lio._utf8_head(text.encode("utf-8")) == (sample, sample.encode("utf-8"))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I plain\n" * 3,
+        "Loading: 100%|████| 1/1 [00:00, 9.9it/s]\nI next \n",  # a wide line between ASCII lines
+        "█\n\n█",  # wide first and last lines, no terminator
+        "\n".join(["a"] * 10 + ["é"] * 3 + ["b"] * 2 + ["é"]) + "\n",  # adjacent wide lines form one run
+        "".join(f"{i} 已杀死\nI ok\n" for i in range(200)),  # more runs than decoded apart
+    ],
+)
+def test_utf8_lines_split_as_the_decoded_text(text: str) -> None:
+    """The lines decoded in ASCII runs and wide runs are the decoded text's lines, whatever the runs."""
+    raw = text.encode("utf-8")
+    marks = lio._Marks(raw, spans=True)
+    if marks.wide is None:
+        assert text.count("已") > lio._WIDE_RUNS
+        return
+    assert lio._utf8_lines(raw, marks.wide) == text.split("\n")
+    assert lio._plain_lines(raw, marks) == text.split("\n")
+
+
+def test_utf8_lines_on_random_text() -> None:
+    for text in random_texts(3000, seed=13):
+        raw = text.encode("utf-8")
+        marks = lio._Marks(raw, spans=True)
+        assert marks.wide is not None
+        assert lio._utf8_lines(raw, marks.wide) == text.split("\n"), repr(text)
+    bad = "I ok\n█\n".encode() + b"\xff\n"
+    with pytest.raises(UnicodeDecodeError):
+        lio._utf8_lines(bad, lio._Marks(bad, spans=True).wide or [])
+
+
+COLOUR_ATOMS = [
+    "\n",
+    "\x1b[31m",
+    "\x1b[0m",
+    "\x1b[",  # a CSI cut at the line's end
+    "\x1b]0;title",  # an OSC without its terminator: runs to the end of the line
+    "\x1b]8;;x\x07",
+    "\x1bP q",  # a DCS string without its terminator
+    "\x1b(B",
+    "\x1b",
+    "I build: done",
+    " ",
+    "\t",
+    "9.9it/s]",
+    "E x",
+    "\x08",
+    "\r",
+]
+
+
+def test_colour_lines_cleaned_together_as_line_by_line() -> None:
+    """Many coloured lines in a block (cut and unterminated sequences at line ends, blanks left behind,
+    tqdm rates, other debris on some lines) read as each line scrubbed and expanded on its own."""
+    rng = random.Random(17)
+    for _ in range(2000):
+        text = "".join(rng.choice(COLOUR_ATOMS) for _ in range(rng.randint(0, 60)))
+        lines, numbers, _ = lio._split_block(text, 0, lio._Counts(), dedent=False)
+        assert (lines, numbers) == reference_split(text), repr(text)
+        counts, expected = lio._Counts(), lio._Counts()
+        lio._split_block(text, 0, counts, dedent=False)
+        reference_split(text, expected)
+        assert lio._line_notes(counts) == lio._line_notes(expected), repr(text)

@@ -364,3 +364,210 @@ def test_the_busiest_step_without_the_sweep_is_the_sweeps_on_random_tables():
         assert (pool.lower_bound_bytes, pool.lower_bound_step) == (max(bounds), expected_step), case
         early += len(steps) > 3
     assert early > 100  # many tables had steps to skip
+
+
+# ------------------------------------------------------------------ every build at once, as one by one
+
+
+def _extents_one_by_one(tensors: pd.DataFrame, internals: dict) -> list[tuple]:
+    """The per-build loop the pool's extents were computed with before every build was computed at once
+    (`pool._grouped_extents`): (index, start_offset, span, sum, table span, resident flags, first line)."""
+    import numpy as np
+
+    from logscope.analysis.pool import tensor_arrays, text_cells
+
+    arrays = tensor_arrays(tensors)
+    positions = np.flatnonzero(arrays.usable)
+    if not len(positions):
+        return []
+    null = ~arrays.build.known[positions]
+    keys = np.where(null, np.inf, arrays.build.values[positions].astype("float64"))
+    start, end, size, line = (
+        c.values[positions] for c in (arrays.start, arrays.end, arrays.size, arrays.line)
+    )
+    names = text_cells(tensors["name"], positions)
+    order = np.argsort(keys, kind="stable")
+    out = []
+    with np.errstate(invalid="ignore"):
+        groups = np.split(order, np.flatnonzero(np.diff(keys[order])) + 1)
+    for group in groups:
+        key = keys[group[0]]
+        index = None if key == np.inf else int(key)
+        internal = internals.get(index, (None, None))[0]
+        g_start, g_end = start[group], end[group]
+        max_end, min_start = g_end.max(), g_start.min()
+        if internal is not None and float(max_end) - float(min_start) > float(internal):
+            resident = g_start.astype("float64") >= float(max_end) - float(internal)
+            if not resident.any():
+                resident[:] = True
+        else:
+            resident = np.ones(len(group), dtype=bool)
+        pool_start = g_start[resident].min()
+        first: dict = {}
+        for i, flag in enumerate(resident.tolist()):
+            key3 = (names[group[i]], int(g_start[i]), int(g_end[i]))
+            if flag and key3 not in first:
+                first[key3] = int(size[group][i])
+        out.append(
+            (
+                index,
+                int(pool_start),
+                int(max_end - pool_start),
+                sum(first.values()),
+                int(max_end - min_start),
+                resident.tolist(),
+                int(line[group].min()),
+            )
+        )
+    return out
+
+
+def _random_tensors(rng, builds: int, rows: int, huge: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
+    records = []
+    for line in range(1, rows + 1):
+        start = rng.choice([0, 64, 128, 4096]) + rng.randint(0, 5) * 16
+        end = start + rng.choice([16, 32, 64, 128])
+        if huge and rng.random() < 0.3:  # sums past int64 (spliced digits)
+            start, end = rng.randint(0, 2**40), 2**62 + rng.randint(0, 2**40)
+        records.append(
+            {
+                "build_index": None if rng.random() < 0.05 else rng.randint(0, builds - 1),
+                "table": rng.choice(["feature", "feature", "feature", "const", None]),
+                "op_id": None if rng.random() < 0.1 else rng.randint(1, 30),
+                "name": rng.choice([None, "", "a", "b", "c", "d", f"t{line}"]),
+                "start_offset": None if rng.random() < 0.05 else start,
+                "end_offset": None if rng.random() < 0.05 else end,
+                "size_bytes": None if rng.random() < 0.05 else end - start,
+                "logical_bytes": None if rng.random() < 0.3 else rng.randint(0, 200),
+                "padding_bytes": None if rng.random() < 0.3 else rng.randint(-20, 150),
+                "line": rng.randint(1, 5 * rows),
+            }
+        )
+    memory = build_frame(
+        "memory",
+        [
+            {
+                "build_index": b,
+                "source": "build-log",
+                "internal_bytes": rng.choice([None, 60, 200, 5000]),
+                "internal_line": 7,
+            }
+            for b in [*range(builds), None]
+            if rng.random() < 0.7
+        ],
+    )
+    return build_frame("tensors", records), memory
+
+
+def test_every_build_at_once_reads_as_the_loop_over_builds_on_random_tables():
+    """The extents of all builds at once (`build_extents`, `pool_extents`) equal the former loop over
+    builds on random tables: several builds, rows without a build (each its own group, as `np.split`
+    made them), rows outside a printed total, names missing or empty (one tensor: ""), tensors listed
+    again, sizes whose sum passes int64; and the rows of each build are the loop's."""
+    import random
+
+    from logscope.analysis import pool
+
+    rng = random.Random(1515)
+    for case in range(200):
+        tensors, memory = _random_tensors(rng, rng.randint(1, 6), rng.randint(1, 60), huge=case % 10 == 0)
+        internals = pool.printed_internals(memory)
+        expected = _extents_one_by_one(tensors, internals)
+        pool._EXTENTS.clear()
+        got = list(pool.build_extents(tensors, internals))
+        assert [
+            (i, e.start_offset, e.span_bytes, e.sum_bytes, e.table_span_bytes, r.resident, min(r.line))
+            for i, r, e in got
+        ] == expected, case
+        assert pool.pool_extents(tensors, internals) == [
+            (i, e, min(r.line)) for i, r, e in got if i is not None
+        ], case
+
+
+def test_derived_table_figures_read_as_the_loop_over_builds_on_random_tables():
+    """`derived._table_figures` (every build at once, `reduceat`) gives each build what the former loop
+    over builds gave it: logical and padding sums of the feature rows, the const span and sum."""
+    import random
+
+    import numpy as np
+
+    from logscope.analysis.derived import _table_figures
+    from logscope.analysis.pool import tensor_arrays
+
+    rng = random.Random(77)
+    for case in range(200):
+        tensors, _ = _random_tensors(rng, rng.randint(1, 6), rng.randint(1, 60))
+        arrays = tensor_arrays(tensors)
+        got: dict = {}
+        _table_figures(tensors, arrays, got, [])
+        expected: dict = {}
+        sized = arrays.size.known & arrays.build.known
+        pad, known, size = arrays.padding.values, arrays.padding.known, arrays.size.values
+        sound = known & (pad >= 0) & (pad <= size)
+        for mask, kind in ((sized & arrays.feature, "feature"), (sized & arrays.const, "const")):
+            for build in sorted(set(arrays.build.values[mask].tolist())):
+                rows = np.flatnonzero(mask & (arrays.build.values == build))
+                figures = expected.setdefault(build, {})
+                if kind == "feature":
+                    logical = rows[arrays.logical.known[rows]]
+                    figures["logical_feature_bytes"] = (
+                        int(arrays.logical.values[logical].sum()) if len(logical) else None
+                    )
+                    good = rows[sound[rows]]
+                    figures["padding_bytes"] = int(pad[good].sum()) if len(good) else None
+                else:
+                    starts = rows[arrays.start.known[rows]]
+                    ends = rows[arrays.end.known[rows]]
+                    figures["const_span_bytes"] = (
+                        int(arrays.end.values[ends].max() - arrays.start.values[starts].min())
+                        if len(starts) and len(ends)
+                        else None
+                    )
+                    figures["const_sum_bytes"] = int(size[rows].sum())
+        assert got == expected, case
+
+
+def test_masked_columns_read_alike_through_their_parts_and_the_public_path(monkeypatch):
+    """`column_cells` and `tensor_arrays` read masked columns through their values and mask; with that
+    path off (another pandas) the public `tolist` / `to_numpy` give the same cells and arrays."""
+    import random
+
+    import numpy as np
+
+    from logscope.analysis import pool
+
+    rng = random.Random(5)
+    tensors, memory = _random_tensors(rng, 4, 80)
+    fast_cells = {c: pool.column_cells(memory, c) for c in memory.columns}
+    fast = pool.tensor_arrays(tensors)
+    assert pool._masked_parts(pool.column_array(tensors, "line")) is not None  # the private path is used
+    monkeypatch.setattr(pool, "_MASKED_PARTS", False)
+    assert {c: pool.column_cells(memory, c) for c in memory.columns} == fast_cells
+    assert fast_cells == {c: memory[c].tolist() for c in memory.columns}
+    slow = pool.tensor_arrays(tensors)
+    for name, column in fast._asdict().items():
+        pairs = (
+            zip(column, getattr(slow, name), strict=True)
+            if isinstance(column, tuple)
+            else [(column, getattr(slow, name))]
+        )
+        for a, b in pairs:
+            assert a.dtype == b.dtype and np.array_equal(a, b), name
+
+
+def test_name_codes_group_names_as_the_cells_read():
+    """The Arrow dictionary codes of the names (`_name_codes`) and the fallback's (`_factorised_codes`)
+    group the same rows: equal names, a missing name and "" together."""
+    import numpy as np
+
+    from logscope.analysis import pool
+
+    tensors = build_frame(
+        "tensors", [{"name": n, "line": i} for i, n in enumerate(["a", None, "", "b", "a", None])]
+    )
+    positions = np.arange(len(tensors))
+    arrow = pool._name_codes(pool.column_array(tensors, "name"), positions).tolist()
+    series = tensors["name"].astype(object)  # (another storage: the fallback)
+    assert pool._name_codes(series.array, positions).tolist() == [0, 1, 1, 2, 0, 1]
+    fallback = pool._factorised_codes(pool.text_cells(tensors["name"], positions)).tolist()
+    assert arrow == fallback == [0, 1, 1, 2, 0, 1]

@@ -48,3 +48,48 @@ def test_parse_text_of_a_string_and_of_nothing() -> None:
         logscope.parse_text("")
     log = logscope.parse_text(MOBILENET.read_text(encoding="utf-8"))
     assert log.summary()["builds"][0]["memory"]["internal_bytes"] == 1756160
+
+
+def test_frames_not_made_yet_read_as_the_empty_frames_they_stand_for():
+    """A parsed log's empty frames are made when read (`model.Frames`); every way of reading the
+    frames (item, get, in, iteration, items, values, dict(), {**}, copy, pickle, pop, setdefault,
+    comparison) sees every declared frame, empty and of its schema, in the order an eager parse added
+    them, and never the placeholder."""
+    import copy
+    import pickle
+
+    import pandas as pd
+
+    from logscope.frames import SCHEMAS
+    from logscope.model import _PENDING, Frames
+
+    def fresh() -> Frames:
+        frames = logscope.parse(MOBILENET).frames
+        assert isinstance(frames, Frames)
+        return frames
+
+    frames = fresh()
+    assert list(frames) == list(dict.keys(frames)) and set(frames) == set(SCHEMAS) | set(frames)
+    assert any(v is _PENDING for v in dict.values(frames))  # some are not made yet
+    assert frames["perf"].empty and list(frames["perf"].columns) == list(SCHEMAS["perf"])
+    assert frames.get("perf_ranking").empty and frames.get("nope") is None and "accuracy" in frames
+    for read in (
+        lambda f: list(f.values()),
+        lambda f: [v for _, v in f.items()],
+        lambda f: list(dict(f).values()),
+        lambda f: list({**f}.values()),
+        lambda f: list(f.copy().values()),
+        lambda f: list(pickle.loads(pickle.dumps(f)).values()),
+        lambda f: list(copy.copy(f).values()),
+        lambda f: [f.pop(name) for name in list(f)],
+        lambda f: [f.setdefault(name) for name in list(f)],
+    ):
+        got = read(fresh())
+        assert len(got) == len(fresh()) and all(isinstance(v, pd.DataFrame) for v in got)
+    made = fresh()._made()
+    assert all(v is not _PENDING for v in dict.values(made))
+    assert [(k, list(v.columns)) for k, v in made.items()] == [
+        (k, list(v.columns)) for k, v in pickle.loads(pickle.dumps(fresh())).items()
+    ]
+    one, other = fresh(), fresh()
+    assert one["perf"] is one["perf"] and one["perf"] is not other["perf"]  # each log's own frames

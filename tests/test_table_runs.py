@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 import logscope.io
 import logscope.parsers.rknn as rknn_parser
+import logscope.parsers.rknn.compiler as rknn_compiler
 from logscope.api import parse_stream, parse_text
 from logscope.io import LogStream
 from logscope.model import ParsedLog
@@ -23,6 +24,8 @@ from logscope.parsers.grammar import MAX_BLANK_RUN, load_line_grammar
 from logscope.parsers.rknn.state import BOUNDARIES, _Build
 from logscope.parsers.rknn.table_runs import (
     JOINED_RUN,
+    RowReader,
+    bar_free_layer_pattern,
     joined_rows,
     line_bound,
     table_readers,
@@ -47,12 +50,14 @@ def frames_equal(a: ParsedLog, b: ParsedLog) -> None:
 
 
 def one_by_one(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every run cut to its first line, tensor rows matched by the tensor-row matcher itself."""
+    """Every run cut to its first line, tensor rows matched by the tensor-row matcher itself, layer-row
+    tails read one by one by the tail converter (`layer_cells.read_tails`), never by columns."""
     lexer = load_line_grammar("rknn").lexer
     full = lexer.row_matcher("NATIVE_PREFIX", "TENSOR_ROW").match.__self__  # type: ignore[attr-defined]
     monkeypatch.setattr(rknn_parser, "run_from", lambda match, first, lines, start: [first])
     monkeypatch.setattr(rknn_parser, "tensor_row_regex", lambda lexer: full)
     monkeypatch.setattr(rknn_parser, "table_readers", lambda lexer: (None, None, None))
+    monkeypatch.setattr(rknn_compiler, "tail_columns", lambda header, tails: None)
 
 
 def both_ways(parse, monkeypatch: pytest.MonkeyPatch) -> tuple[ParsedLog, ParsedLog]:  # type: ignore[no-untyped-def]
@@ -187,6 +192,9 @@ VOCABULARY = [
     TS + "emit x" + " " * (MAX_BLANK_RUN + 5) + "y",  # a blank run no terminal may hold
     TENSOR + " " * (MAX_BLANK_RUN + 5) + "| 0x0",
     "[   1]  Conv    1000/2000/3000   10   6.95   100.0%/0.0%/0.0%   12.5   conv1",  # eval_perf, bare
+    LAYER + "  0  0  203.50  Conv:a|b",  # a `|` in the FullName: read with the tensor-row guard
+    LAYER.replace("ConvClip", "Conv|Clip", 1),  # and in the OpType
+    TS + "12   Conv   X   BOOL   (1)   (1)   | 0x0 0x40 0x40",  # a tensor row that reads as a layer row
 ]
 
 
@@ -271,6 +279,56 @@ def test_tensor_row_regex_reads_as_the_row_matcher() -> None:
         assert full is not None, line
         assert m.groupdict() == full.groupdict(), line
     assert taken > 400 and refused > 400  # both sides exercised
+
+
+def test_bar_free_layer_pattern_reads_as_the_row_matcher() -> None:
+    """On every line without a `|` (fixture lines, mangled layer and tensor rows, the vocabulary), the
+    layer-row pattern without its tensor-row guard matches exactly when the matcher does, with the same
+    groups; a line with a `|` is where they differ (it is never read with it)."""
+    lexer = load_line_grammar("rknn").lexer
+    matcher = lexer.row_matcher("NATIVE_PREFIX", "LAYER_ROW").match
+    pattern = bar_free_layer_pattern(lexer)
+    assert pattern is not None and pattern != matcher.__self__.pattern  # type: ignore[attr-defined]
+    free = re.compile(pattern)
+    rng = random.Random(7)
+    lines = _tensor_lines() + VOCABULARY
+    layer_rows = [line for line in lines if matcher(line)]
+    lines += [_mangle(row, rng) for row in layer_rows for _ in range(8)]
+    # Shape cells the possessive repeats must read as the terminal does (glued to the next cell, cut,
+    # truncated with `,...`, empty), in InputShape and in OutputShape.
+    shapes = (
+        "(1),(2),...",
+        "(1),...,(2)",
+        "(1,2)x",
+        "(1)(2)",
+        "\\(1)",
+        "(1),",
+        "(1),(",
+        ",...",
+        "(),()",
+        "(1)...",
+    )
+    for row in layer_rows[:150]:
+        m = matcher(row)
+        assert m is not None
+        for group in ("LAYER_ROW__inputs", "LAYER_ROW__output"):
+            start, end = m.span(group)
+            lines += [row[:start] + shape + row[end:] for shape in shapes]
+            lines += [row[:start] + shape + " " + row[end:] for shape in shapes]
+    taken = refused = 0
+    for line in lines:
+        if "|" in line:
+            continue
+        m, full = free.match(line), matcher(line)
+        assert (m is None) == (full is None), line
+        if m is not None and full is not None:
+            taken += 1
+            assert m.groupdict() == full.groupdict(), line
+        else:
+            refused += 1
+    assert taken > 300 and refused > 400
+    tensor_like = next(line for line in VOCABULARY if "BOOL" in line)
+    assert free.match(tensor_like) and not matcher(tensor_like)
 
 
 def test_either_matcher_is_the_two_row_matchers() -> None:
@@ -358,6 +416,14 @@ def _joined_cases() -> list[tuple[str, re.Pattern[str], tuple[str, ...]]]:
     ]
 
 
+def _joined_reader(case: int) -> RowReader | None:
+    """The joined reader `table_readers` makes of case `case`: the layer rows' with their bar-free
+    pattern (`bar_free_layer_pattern`)."""
+    name, regex, fields = _joined_cases()[case]
+    bar_free = bar_free_layer_pattern(load_line_grammar("rknn").lexer) if name == "layer" else None
+    return joined_rows(regex.pattern, fields, bar_free=bar_free)
+
+
 def _one_by_one(regex: re.Pattern[str], fields: tuple[str, ...], lines: list[str]) -> list[tuple[str, ...]]:
     """What `joined_rows` must read: each line's fields as its own match gives them (None as `''`), up to
     the first line the regex refuses or that is too long for a run."""
@@ -375,7 +441,7 @@ def test_joined_rows_read_as_the_matcher(case: int) -> None:
     """Rows read from joined lines are the rows the matcher reads line by line, for runs of every length
     cut by every kind of line (fixture lines, mangled rows, blank and over-long lines)."""
     _name, regex, fields = _joined_cases()[case]
-    read = joined_rows(regex.pattern, fields)
+    read = _joined_reader(case)
     assert read is not None
     lines = _tensor_lines() + VOCABULARY
     rows = [line for line in lines if regex.match(line)]
@@ -421,8 +487,8 @@ def test_joined_rows_refuse_what_they_cannot_prove() -> None:
     st.lists(st.sampled_from([*VOCABULARY, "", "12 x", "D RKNN: 1 a INT8 (1) | 0x0 0x1 0x1"]), max_size=40)
 )
 def test_joined_rows_on_any_lines(lines: list[str]) -> None:
-    for _name, regex, fields in _joined_cases():
-        read = joined_rows(regex.pattern, fields)
+    for case, (_name, regex, fields) in enumerate(_joined_cases()):
+        read = _joined_reader(case)
         assert read is not None
         assert read(lines, 0) == _one_by_one(regex, fields, lines)
 

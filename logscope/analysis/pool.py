@@ -83,8 +83,10 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
+from pandas.api.extensions import ExtensionArray
 
 from logscope.analysis import MAX_OP_INDEX
+from logscope.frames import column_array
 
 _STEP_COLUMNS = ("step", "occupied_bytes", "lower_bound_bytes", "high_water_bytes", "tensors")
 
@@ -321,13 +323,15 @@ def feature_builds(frames: Mapping[str, pd.DataFrame]) -> list[int]:
 # ----------------------------------------------------------------------------------------- building
 
 
-def _equals(column: pd.Series, text: str) -> np.ndarray:
-    """Which cells of a text column are `text` (a missing cell is not), compared in Arrow when the
-    column is Arrow-backed: no Python string per cell."""
+def _equals(column: Any, text: str) -> np.ndarray:
+    """Which cells of a text column (a Series or its array) are `text` (a missing cell is not), compared
+    in Arrow when the column is Arrow-backed: no Python string per cell."""
     if isinstance(column.dtype, pd.StringDtype) and column.dtype.storage == "pyarrow":
-        equal = pc.fill_null(pc.equal(pa.array(column.array), text), False)
+        equal = pc.fill_null(
+            pc.equal(pa.array(column if isinstance(column, ExtensionArray) else column.array), text), False
+        )
         return np.asarray(equal.to_numpy(zero_copy_only=False), dtype=bool)
-    return (column == text).to_numpy(dtype=bool, na_value=False)
+    return (pd.Series(column, copy=False) == text).to_numpy(dtype=bool, na_value=False)
 
 
 class _IntColumn(NamedTuple):
@@ -336,11 +340,52 @@ class _IntColumn(NamedTuple):
 
 
 def _int_column(tensors: pd.DataFrame, name: str) -> _IntColumn:
-    array = tensors[name].array
+    array = column_array(tensors, name)  # (the frame's own array: `tensors[name]` built a Series)
+    parts = _masked_parts(array)
+    if parts is not None and parts[0].dtype == np.int64:
+        data, mask = parts
+        return _IntColumn(np.where(mask, 0, data), ~mask)
     return _IntColumn(
         np.asarray(array.to_numpy(dtype="int64", na_value=0), dtype=np.int64),
         ~np.asarray(array.isna(), dtype=bool),
     )
+
+
+def column_cells(frame: pd.DataFrame, name: str) -> list[Any]:
+    """`frame[name].tolist()`: the cells as Python values, <NA> where missing. A masked column (Int64,
+    Float64, boolean) is read from its values and mask, where `tolist` went through `to_numpy` and its
+    warning filters (10 us a column, and the derived figures read 20 columns of every log)."""
+    array = column_array(frame, name)
+    parts = _masked_parts(array)
+    if parts is None:
+        return array.tolist()
+    na = pd.NA
+    return [
+        na if missing else value for value, missing in zip(parts[0].tolist(), parts[1].tolist(), strict=True)
+    ]
+
+
+def _masked_parts(array: Any) -> tuple[np.ndarray, np.ndarray] | None:
+    """The values and the mask of a pandas masked array (its private `_data` and `_mask`, checked to be
+    1-D numpy arrays of its length, numeric and bool); None for another array or another pandas, whose
+    readers then take the public path (tests/test_pool.py checks both read alike)."""
+    if not isinstance(array, _MASKED) or not _MASKED_PARTS:
+        return None
+    data, mask = getattr(array, "_data", None), getattr(array, "_mask", None)
+    if (
+        not isinstance(data, np.ndarray)
+        or not isinstance(mask, np.ndarray)
+        or mask.dtype != np.bool_
+        or data.dtype.kind not in "iufb"
+        or data.shape != (len(array),)
+        or mask.shape != data.shape
+    ):
+        return None
+    return data, mask
+
+
+_MASKED = (pd.arrays.IntegerArray, pd.arrays.FloatingArray, pd.arrays.BooleanArray)
+_MASKED_PARTS = True  # (tests turn the private path off to check the public one)
 
 
 class TensorArrays(NamedTuple):
@@ -366,7 +411,7 @@ class TensorArrays(NamedTuple):
 def tensor_arrays(tensors: pd.DataFrame) -> TensorArrays:
     """The `TensorArrays` of `tensors` (a frame with the `tensors` schema's columns)."""
     start, end, size = (_int_column(tensors, c) for c in ("start_offset", "end_offset", "size_bytes"))
-    table = tensors["table"]
+    table = column_array(tensors, "table")
     feature = _equals(table, "feature")
     return TensorArrays(
         build=_int_column(tensors, "build_index"),
@@ -440,87 +485,125 @@ def build_extents(
     and Size known: `TensorArrays.usable`) with the pool-resident flag of each, and `start_offset`,
     `span_bytes`, `sum_bytes` and `table_span_bytes` (max(End) - min(Start) over every row, rows outside
     the pool too); the module docstring defines them. Builds ascending, rows outside any build last (left
-    out with `with_null_build=False`). `logscope.analysis.derived` fills the memory frame from this at
-    parse time and `feature_pools` builds each `FeaturePool` on it: one definition. `arrays` are the
-    frame's `tensor_arrays` when the caller has read them already.
+    out with `with_null_build=False`). `feature_pools` builds each `FeaturePool` on it, and
+    `pool_extents` (what `logscope.analysis.derived` fills the memory frame from) reads the same
+    extents: one definition. `arrays` are the frame's `tensor_arrays` when the caller has read them.
 
-    The columns are read once into numpy arrays and plain lists; a log with hundreds of builds pays
-    no pandas call per build. The resident test is computed in float64, as the figures always were.
-    The result of the last call is kept while the same frame object and the same printed totals are
-    passed again (the derived figures at parse time, then the rules' pools): nothing in it is mutable.
+    The extents of every build are computed at once (`_grouped_extents`); a build's rows as plain lists
+    are made when first asked for, here, and kept with the extents: the derived figures of a log with
+    hundreds of builds need no list per build, the rules read every build's rows.
     """
-    cached = _EXTENTS.get("last")
-    if cached is not None and cached[0] is tensors and cached[1] == internals:
-        extents = cached[2]
-    else:
-        extents = list(_build_extents(tensors, internals, arrays or tensor_arrays(tensors)))
-        _EXTENTS["last"] = (tensors, dict(internals), extents)  # one log at a time
-    for extent in extents:
-        if with_null_build or extent[0] is not None:
-            yield extent
+    grouped = _grouped(tensors, internals, arrays)
+    if grouped is None:
+        return
+    for group, (index, extent) in enumerate(zip(grouped.indexes, grouped.extents, strict=True)):
+        if with_null_build or index is not None:
+            yield index, grouped.rows(group), extent
 
 
-_EXTENTS: dict[str, tuple[pd.DataFrame, dict[int | None, Any], list[tuple[int | None, _Rows, _Extent]]]] = {}
-
-
-def _build_extents(
+def pool_extents(
     tensors: pd.DataFrame,
     internals: Mapping[int | None, tuple[int | None, int | None]],
-    arrays: TensorArrays,
-) -> Iterator[tuple[int | None, _Rows, _Extent]]:
-    positions = np.flatnonzero(arrays.usable)
-    if not len(positions):
-        return
-    build = arrays.build
-    null = ~build.known[positions]
-    builds = build.values[positions].astype("float64")
-    start, end, size, line, op_id = (
-        column.values[positions]
-        for column in (arrays.start, arrays.end, arrays.size, arrays.line, arrays.op_id)
+    arrays: TensorArrays | None = None,
+) -> list[tuple[int, _Extent, int]]:
+    """(build index, extent, first line of its usable rows) of every build with usable feature rows,
+    builds ascending, rows outside any build left out: `build_extents` without the rows' lists."""
+    grouped = _grouped(tensors, internals, arrays)
+    if grouped is None:
+        return []
+    return [
+        (index, extent, line)
+        for index, extent, line in zip(grouped.indexes, grouped.extents, grouped.first_lines, strict=True)
+        if index is not None
+    ]
+
+
+def _grouped(
+    tensors: pd.DataFrame,
+    internals: Mapping[int | None, tuple[int | None, int | None]],
+    arrays: TensorArrays | None,
+) -> _Grouped | None:
+    """`_grouped_extents`, kept while the same frame object and the same printed totals are passed again
+    (the derived figures at parse time, then the rules' pools): nothing in it changes once made."""
+    cached = _EXTENTS.get("last")
+    if cached is not None and cached[0] is tensors and cached[1] == internals:
+        return cached[2]
+    grouped = _grouped_extents(tensors, internals, arrays or tensor_arrays(tensors))
+    _EXTENTS["last"] = (tensors, dict(internals), grouped)  # one log at a time
+    return grouped
+
+
+_EXTENTS: dict[str, tuple[pd.DataFrame, dict[int | None, Any], _Grouped | None]] = {}
+# Sums of sizes are exact in int64 when every |Size| times the row count stays below this.
+_EXACT_SUM = 2**62
+
+
+class _Grouped:
+    """The usable feature rows of every build of a frame, grouped, with each build's extent.
+
+    `order[bounds[g]:bounds[g + 1]]` are the positions (into `positions`, the usable rows) of group g,
+    in frame order; `resident` flags them, in the same order. Groups are builds ascending, then each
+    row outside any build alone, as `np.split` on the sorted build keys always made them (the key of a
+    row without a build is inf, and inf - inf is not 0)."""
+
+    __slots__ = (
+        "_names",
+        "_rows",
+        "_source",
+        "arrays",
+        "bounds",
+        "extents",
+        "first_lines",
+        "indexes",
+        "order",
+        "positions",
+        "resident",
     )
-    op_known = arrays.op_id.known[positions]
-    names = text_cells(tensors["name"], positions)
-    # Builds ascending, the null build last; the frame's row order inside a build.
-    keys = np.where(null, np.inf, builds)
-    order = np.argsort(keys, kind="stable")
-    bounds = np.flatnonzero(np.diff(keys[order])) + 1
-    for group in np.split(order, bounds):
-        key = keys[group[0]]
-        index = None if key == np.inf else int(key)
-        internal = internals.get(index, (None, None))[0]
-        g_start, g_end = start[group], end[group]
-        max_end, min_start = g_end.max(), g_start.min()
-        if internal is not None and float(max_end) - float(min_start) > float(internal):
-            resident = g_start.astype("float64") >= float(max_end) - float(internal)
-            if not resident.any():  # a build that would keep no row keeps them all
-                resident[:] = True
-        else:
-            resident = np.ones(len(group), dtype=bool)
-        r_start = g_start[resident]
-        pool_start = r_start.min()
-        g_names = list(map(names.__getitem__, group.tolist()))
-        starts, ends, sizes = g_start.tolist(), g_end.tolist(), size[group].tolist()
-        flags = resident.tolist()
-        # One tensor is one name at one address (listed once per consumer): counted once, at the size
-        # of its first row (a dict built backwards keeps each key's first row).
+
+    def __init__(self, source: pd.DataFrame, arrays: TensorArrays, positions: np.ndarray) -> None:
+        self._source = source
+        self.arrays = arrays
+        self.positions = positions
+        self._names: list[str] | None = None
+        self._rows: dict[int, _Rows] = {}
+        self.order: np.ndarray = np.empty(0, dtype=np.int64)
+        self.bounds: list[int] = []
+        self.resident: np.ndarray = np.empty(0, dtype=bool)
+        self.indexes: list[int | None] = []
+        self.extents: list[_Extent] = []
+        self.first_lines: list[int] = []
+
+    def rows(self, group: int) -> _Rows:
+        """Group `group`'s rows as plain lists and arrays (made on first use, then kept)."""
+        made = self._rows.get(group)
+        if made is None:
+            made = self._rows[group] = self._make_rows(group)
+        return made
+
+    def _make_rows(self, group: int) -> _Rows:
+        arrays, positions = self.arrays, self.positions
+        if self._names is None:  # the usable rows' names, read once for every build
+            self._names = text_cells(self._source["name"], positions)
+        names = self._names
+        members = self.order[self.bounds[group] : self.bounds[group + 1]]
+        at = positions[members]
+        g_start, g_end = arrays.start.values[at], arrays.end.values[at]
+        g_names = list(map(names.__getitem__, members.tolist()))
+        starts, ends, sizes = g_start.tolist(), g_end.tolist(), arrays.size.values[at].tolist()
+        flags = self.resident[self.bounds[group] : self.bounds[group + 1]].tolist()
         triples = list(zip(g_names, starts, ends, strict=True))
         if all(flags):
             first_row = dict(zip(reversed(triples), reversed(range(len(triples))), strict=True))
         else:
             first_row = dict(reversed(list(compress(zip(triples, range(len(triples)), strict=True), flags))))
-        extent = _Extent(
-            start_offset=int(pool_start),
-            span_bytes=int(max_end - pool_start),
-            sum_bytes=int(sum(map(sizes.__getitem__, first_row.values()))),
-            table_span_bytes=int(max_end - min_start),
-        )
-        g_line = line[group]
-        g_known = op_known[group]
-        g_op = op_id[group].tolist()
+        g_line = arrays.line.values[at]
+        g_known = arrays.op_id.known[at]
+        g_op_array = arrays.op_id.values[at]
+        g_op = g_op_array.tolist()
         if not g_known.all():
             g_op = [op if k else None for op, k in zip(g_op, g_known.tolist(), strict=True)]
-        rows = _Rows(
-            position=positions[group].tolist(),
+        return _Rows(
+            position=at.tolist(),
             order=np.argsort(g_line, kind="stable").tolist(),
             resident=flags,
             name=g_names,
@@ -531,12 +614,122 @@ def _build_extents(
             op_id=g_op,
             start_array=g_start,
             end_array=g_end,
-            op_array=op_id[group],
+            op_array=g_op_array,
             op_known=g_known,
             keys=triples,
             first_row=first_row,
         )
-        yield index, rows, extent
+
+
+def _grouped_extents(
+    tensors: pd.DataFrame,
+    internals: Mapping[int | None, tuple[int | None, int | None]],
+    arrays: TensorArrays,
+) -> _Grouped | None:
+    """The extents of every build at once, with numpy reductions over the rows sorted by build (no
+    call per build but a dict lookup of its printed total): a log with 500 builds paid 60 us a build
+    for a loop of array calls per build. Each figure is the one the module docstring defines, computed
+    as the loop computed it: min and max in int64, the resident test in float64, spans as int64
+    differences, the sum of the first row's Size of each (name, Start, End) among the resident rows (in
+    int64 when it cannot overflow, else in Python integers). None when no row is usable."""
+    positions = np.flatnonzero(arrays.usable)
+    if not len(positions):
+        return None
+    grouped = _Grouped(tensors, arrays, positions)
+    build = arrays.build
+    null = ~build.known[positions]
+    keys = np.where(null, np.inf, build.values[positions].astype("float64"))
+    order = np.argsort(keys, kind="stable")
+    sorted_keys = keys[order]
+    with np.errstate(invalid="ignore"):  # (inf - inf: rows without a build)
+        heads = np.concatenate(([0], np.flatnonzero(np.diff(sorted_keys)) + 1))
+    count = len(heads)
+    bounds = [*heads.tolist(), len(order)]
+    sizes_per_group = np.diff(np.asarray(bounds))
+    at = positions[order]
+    start, end, size = arrays.start.values[at], arrays.end.values[at], arrays.size.values[at]
+    max_end = np.maximum.reduceat(end, heads)
+    min_start = np.minimum.reduceat(start, heads)
+    indexes: list[int | None] = [None if k == np.inf else int(k) for k in sorted_keys[heads].tolist()]
+    # The resident test where the log prints the build's total and the rows span more than it.
+    totals = [internals.get(index, (None, None))[0] for index in indexes]
+    threshold = np.full(count, -np.inf)
+    for group, internal in enumerate(totals):
+        if internal is not None and float(max_end[group]) - float(min_start[group]) > float(internal):
+            threshold[group] = float(max_end[group]) - float(internal)
+    resident = start.astype("float64") >= np.repeat(threshold, sizes_per_group)
+    kept = np.logical_or.reduceat(resident, heads)
+    if not kept.all():  # a build that would keep no row keeps them all
+        resident |= np.repeat(~kept, sizes_per_group)
+    group_of = np.repeat(np.arange(count), sizes_per_group)
+    pool_start = np.minimum.reduceat(np.where(resident, start, np.iinfo(np.int64).max), heads)
+    sums = _first_sizes(tensors, positions, order, resident, group_of, start, end, size, count)
+    spans = (max_end - pool_start).tolist()
+    table_spans = (max_end - min_start).tolist()
+    grouped.order = order
+    grouped.bounds = bounds
+    grouped.resident = resident
+    grouped.indexes = indexes
+    grouped.extents = [
+        _Extent(start_offset=s, span_bytes=p, sum_bytes=t, table_span_bytes=w)
+        for s, p, t, w in zip(pool_start.tolist(), spans, sums, table_spans, strict=True)
+    ]
+    grouped.first_lines = np.minimum.reduceat(arrays.line.values[at], heads).tolist()
+    return grouped
+
+
+def _first_sizes(
+    tensors: pd.DataFrame,
+    positions: np.ndarray,
+    order: np.ndarray,
+    resident: np.ndarray,
+    group_of: np.ndarray,
+    start: np.ndarray,
+    end: np.ndarray,
+    size: np.ndarray,
+    count: int,
+) -> list[int]:
+    """Per group, the sum of Size over its resident tensors: the first resident row (frame order) of each
+    (name, Start, End), a missing name being "" (`text_cells`). Rows are sorted by (group, name, Start,
+    End, frame order) and the first of each run of equal keys is kept."""
+    where = np.flatnonzero(resident)
+    codes = _name_codes(column_array(tensors, "name"), positions[order[where]])
+    sort = np.lexsort((where, end[where], start[where], codes, group_of[where]))
+    g, c, s, e = group_of[where][sort], codes[sort], start[where][sort], end[where][sort]
+    first = np.ones(len(sort), dtype=bool)
+    first[1:] = (g[1:] != g[:-1]) | (c[1:] != c[:-1]) | (s[1:] != s[:-1]) | (e[1:] != e[:-1])
+    kept_sizes, kept_groups = size[where][sort][first], g[first]
+    heads = np.concatenate(([0], np.flatnonzero(np.diff(kept_groups)) + 1))
+    if len(kept_sizes) and float(np.abs(kept_sizes.astype("float64")).max()) * len(kept_sizes) < _EXACT_SUM:
+        sums: list[int] = np.add.reduceat(kept_sizes, heads).tolist()
+    else:  # a Size near the int64 limit (only a cut or spliced line prints one): Python integers
+        values = kept_sizes.tolist()
+        ends = [*heads.tolist()[1:], len(values)]
+        sums = [sum(values[a:b]) for a, b in zip(heads.tolist(), ends, strict=True)]
+    if len(sums) != count:  # every group keeps a resident row, so a tensor
+        raise AssertionError("a build without a resident tensor")
+    return sums
+
+
+def _name_codes(column: Any, positions: np.ndarray) -> np.ndarray:
+    """One int64 code per cell at `positions` of the name column (the frame's array), equal for equal
+    names, a missing name coded as "" (as `text_cells` reads it): dictionary-encoded in Arrow when the
+    column is Arrow-backed, else factorised from `text_cells`."""
+    if isinstance(column.dtype, pd.StringDtype) and column.dtype.storage == "pyarrow":
+        cells = pc.fill_null(pa.array(column).take(pa.array(positions)), "")
+        encoded = pc.dictionary_encode(cells)
+        if isinstance(encoded, pa.ChunkedArray):
+            encoded = encoded.combine_chunks()
+        return np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+    return _factorised_codes(text_cells(pd.Series(column, copy=False), positions))
+
+
+def _factorised_codes(names: list[str]) -> np.ndarray:
+    """`_name_codes` of names already read as str."""
+    codes: dict[str, int] = {}
+    return np.fromiter(
+        (codes.setdefault(name, len(codes)) for name in names), dtype=np.int64, count=len(names)
+    )
 
 
 def text_cells(column: pd.Series, positions: np.ndarray | list[int]) -> list[str]:
@@ -554,9 +747,8 @@ def printed_internals(memory: pd.DataFrame | None) -> dict[int | None, tuple[int
     out: dict[int | None, tuple[int | None, int | None]] = {}
     if memory is None or memory.empty:
         return out
-    for index, value, line in zip(
-        memory["build_index"], memory["internal_bytes"], memory["internal_line"], strict=True
-    ):
+    columns = (column_cells(memory, c) for c in ("build_index", "internal_bytes", "internal_line"))
+    for index, value, line in zip(*columns, strict=True):
         key = _int(index)
         if key not in out and _int(value) is not None:
             out[key] = (_int(value), _int(line))
@@ -914,6 +1106,8 @@ def _pairwise_disjoint(indexes: list[int], start: list[int], end: list[int]) -> 
 
 
 def _int(value: Any) -> int | None:
+    if type(value) is int:  # (most cells: no `pd.isna`)
+        return value
     if value is None or value is pd.NA:
         return None
     try:

@@ -138,12 +138,21 @@ def _categories(messages: pd.DataFrame) -> dict[str, list[int]]:
         if cached is messages:
             return known
     index: dict[str, list[int]] = {}
-    for position, category in enumerate(messages["category"].tolist()):
+    for position, category in enumerate(columns(messages)["category"]):  # the shared list
         if type(category) is str:
             index.setdefault(category, []).append(position)
     _CATEGORIES.insert(0, (messages, index))
     del _CATEGORIES[4:]
     return index
+
+
+def build_slices(codes: np.ndarray, n_builds: int) -> tuple[np.ndarray, np.ndarray]:
+    """(order, bounds) of some rows' build codes (`Columns.build_codes`): `order` sorts `codes` stably,
+    and the rows of build code c are `order[bounds[c] : bounds[c + 1]]`, in the order they were given.
+    One sort and one binary search for every build at once, where a mask per build would read every
+    row once per build."""
+    order = np.argsort(codes, kind="stable")
+    return order, np.searchsorted(codes[order], np.arange(n_builds + 1))
 
 
 def build_order(build_index: int | None) -> tuple[bool, int]:
@@ -173,6 +182,7 @@ class Columns:
         "_ints",
         "_missing",
         "_ordered",
+        "_texts",
         "_values",
         "frame",
     )
@@ -188,6 +198,7 @@ class Columns:
         self._ordered: np.ndarray | None = None
         self._ints: dict[tuple[str, int], np.ndarray] = {}
         self._missing: dict[str, np.ndarray] = {}
+        self._texts: dict[tuple[str, bool], tuple[str, np.ndarray] | None] = {}
 
     def __len__(self) -> int:
         return len(self.frame)
@@ -254,6 +265,58 @@ class Columns:
             made = self._missing[name] = np.asarray(self.array(name).isna(), dtype=bool)
         return made
 
+    def containing(self, name: str, needles: Iterable[str], *, lower: bool = False) -> list[int]:
+        """Positions, ascending, of the rows whose cell of text column `name` is a str holding one of
+        `needles` (with `lower`: a needle, given in lower case, in `cell.lower()`); a missing cell holds
+        nothing.
+
+        Why: a rule that tests a regex on every message pays a Python call per row, and a big log has
+        100,000 messages of which a handful can match. A literal every match must contain is searched
+        for instead, by `str.find` over the column joined once per log, and the rule runs its regex on
+        the rows found only. The cells are joined with `\n` and a needle holds no `\n`, so an
+        occurrence lies inside one cell; a cell is found once however often it holds a needle. When
+        `lower()` changes the text's length (U+0130 lowers to two characters) the offsets would no
+        longer map to rows, and every cell is tested on its own.
+        """
+        needles = tuple(needles)
+        joined = self._joined(name, lower)
+        if joined is None or any("\n" in needle or not needle for needle in needles):
+            cells = self[name]
+            return [
+                p
+                for p, cell in enumerate(cells)
+                if type(cell) is str and any(n in (cell.lower() if lower else cell) for n in needles)
+            ]
+        text, starts = joined
+        found: set[int] = set()
+        for needle in needles:
+            at = text.find(needle)
+            while at >= 0:
+                row = int(np.searchsorted(starts, at, side="right")) - 1
+                found.add(row)
+                at = text.find(needle, int(starts[row + 1]))  # the next cell: one hit per cell is enough
+        return sorted(found)
+
+    def _joined(self, name: str, lower: bool) -> tuple[str, np.ndarray] | None:
+        """(the column's str cells joined with `\n`, lowered if asked; the offset where each cell
+        starts, then one past the end), or None when lowering changed the length."""
+        key = (name, lower)
+        if key not in self._texts:
+            if lower:
+                joined = self._joined(name, False)
+                assert joined is not None  # the text as it is always maps to rows
+                lowered = joined[0].lower()
+                self._texts[key] = (lowered, joined[1]) if len(lowered) == len(joined[0]) else None
+            else:
+                cells = self[name]
+                if self.missing(name).any():
+                    cells = [cell if type(cell) is str else "" for cell in cells]
+                text = "\n".join(cells)
+                starts = np.zeros(len(cells) + 1, dtype=np.int64)
+                np.cumsum(np.fromiter(map(len, cells), dtype=np.int64, count=len(cells)) + 1, out=starts[1:])
+                self._texts[key] = (text, starts)
+        return self._texts[key]
+
     def build_codes(self) -> tuple[np.ndarray, list[int | None]]:
         """(build code of each row, build of each code): codes count up in build order, rows outside
         any build (None) last, the order `builds()` and `grouped` use."""
@@ -300,7 +363,7 @@ class Columns:
     def line_order(self) -> list[int]:
         """Every row position in line order (stable; rows without a line last)."""
         lines = self["line"]
-        return _in_line_order(list(range(len(lines))), lines)
+        return in_line_order(list(range(len(lines))), lines)
 
     def builds(self) -> dict[int | None, list[int]]:
         """Row positions of each build in frame order; builds in build order, rows outside any build
@@ -321,11 +384,11 @@ class Columns:
         """`builds()` with each build's positions in line order (stable: equal lines keep frame order)."""
         if self._by_line is None:
             lines = self["line"]
-            self._by_line = {build: _in_line_order(rows, lines) for build, rows in self.builds().items()}
+            self._by_line = {build: in_line_order(rows, lines) for build, rows in self.builds().items()}
         return self._by_line
 
 
-def _in_line_order(rows: list[int], lines: list[Any]) -> list[int]:
+def in_line_order(rows: list[int], lines: list[Any]) -> list[int]:
     """`rows` (positions) sorted by their `lines` cell, stably; a row without a line goes last, as
     `sort_values("line")` puts it. Rows already in order are returned as they are (no sort)."""
     if all(type(lines[p]) is int for p in rows):
@@ -373,7 +436,7 @@ def message_positions(log: ParsedLog, categories: Iterable[str]) -> list[int]:
     by_category = _categories(messages)
     positions = [p for c in set(categories) for p in by_category.get(c, ())]
     if len(positions) > 1:
-        positions = _in_line_order(sorted(positions), columns(messages)["line"])
+        positions = in_line_order(sorted(positions), columns(messages)["line"])
     return positions
 
 

@@ -40,15 +40,18 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+import numpy as np
+
 from logscope.model import ParsedLog
 from logscope.rules._common import (
+    Columns,
     as_int,
     as_str,
-    build_indices,
+    build_order,
     columns,
     first_line,
     fmt_bytes,
-    rows_of_build,
+    message_positions,
 )
 from logscope.rules.finding import Finding, Severity
 
@@ -93,43 +96,81 @@ def _extra(text: object) -> bool:
     return value is not None and _EXTRA.search(value) is not None
 
 
-def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
-    messages = log.frames["messages"]
-    cols = columns(messages)
-    texts = cols["message"]
-    picked = [
+# Every match of `_EXTRA` holds "memory" in some case, and no character but M and m matches m under
+# `re.IGNORECASE` (likewise e, o, r, y): the messages holding "memory" once lowered are the only ones
+# `_EXTRA` is tried on.
+_EXTRA_NEEDLE = "memory"
+_NPU = re.compile("npu", re.IGNORECASE)
+
+
+def picked_rows(log: ParsedLog, cols: Columns) -> list[int]:
+    """Positions, ascending, of the messages this rule reports: a category of `CATEGORIES`, or no
+    category (missing or empty) and a text `_EXTRA` matches. The categories are looked up in the
+    per-log index other rules share, and `_EXTRA` is tried only on the messages holding its needle."""
+    categories, texts = cols["category"], cols["message"]
+    extra = [
         p
-        for p, category in enumerate(cols["category"])
-        if (category in CATEGORIES if type(category) is str else False)
-        or ((category == "" if type(category) is str else as_str(category) is None) and _extra(texts[p]))
+        for p in cols.containing("message", [_EXTRA_NEEDLE], lower=True)
+        if (categories[p] == "" if type(categories[p]) is str else as_str(categories[p]) is None)
+        and _extra(texts[p])
     ]
-    if not picked:  # the common case, decided without building a frame
+    return sorted({*message_positions(log, CATEGORIES), *extra})
+
+
+def sorted_by_line(cols: Columns, positions: list[int]) -> list[int]:
+    """`positions` in the order `frame.iloc[positions].sort_values("line")` gives: pandas' own
+    argsort of the line numbers (numpy's default sort), rows without a line last in frame order."""
+    picked = np.asarray(positions, dtype=np.int64)
+    missing = cols.missing("line")[picked]
+    present = picked[~missing]
+    order = present[cols.ints("line")[present].argsort(kind="quicksort")]
+    return [*order.tolist(), *picked[missing].tolist()]
+
+
+def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
+    cols = columns(log.frames["messages"])
+    picked = picked_rows(log, cols)
+    if not picked:  # the common case
         return
-    failures = messages.iloc[picked].sort_values("line")
-    for build_index in build_indices(failures):
-        rows = rows_of_build(failures, build_index)
-        lines = tuple(int(v) for v in rows["line"])
+    texts, categories, line_col, build_col = (
+        cols["message"],
+        cols["category"],
+        cols["line"],
+        cols["build_index"],
+    )
+    split: dict[int | None, list[int]] = {}
+    for position in sorted_by_line(cols, picked):
+        split.setdefault(as_int(build_col[position]), []).append(position)
+    for build_index in sorted(split, key=build_order):
+        rows = split[build_index]
+        lines = tuple(int(line_col[p]) for p in rows)
         sizes: list[int] = []
         errnos: set[int] = set()
         kinds: set[str] = set()
-        for row in rows.itertuples(index=False):
-            text = str(row.message)
+        for p in rows:
+            text = str(texts[p])
             sizes += [int(v) for v in _SIZE.findall(text)]
             errnos |= {int(v) for v in _ERRNO.findall(text)}
-            kinds.add(str(row.category) if isinstance(row.category, str) else "other")
+            kinds.add(categories[p] if isinstance(categories[p], str) else "other")
             if "allocate handle" in text:
                 kinds.add("handle")
         largest = max(sizes) if sizes else None
-        first = rows.iloc[0]
+        first = texts[rows[0]]
         subject = (
             "host RAM"
             if kinds == {"process-killed"}
-            else ("NPU memory" if rows["message"].str.contains("npu", case=False).any() else "memory")
+            else (
+                "NPU memory"
+                if any(type(texts[p]) is str and _NPU.search(texts[p]) for p in rows)
+                else "memory"
+            )
         )
         if kinds == {"process-killed"}:
-            message = f"the process was killed at line {lines[0]} ({first_line(first['message'])!r}), most often by the host's out-of-memory killer"
+            message = f"the process was killed at line {lines[0]} ({first_line(first)!r}), most often by the host's out-of-memory killer"
         else:
-            message = f"{len(rows)} allocation failure line(s), first at line {lines[0]}: {first_line(first['message'])!r}"
+            message = (
+                f"{len(rows)} allocation failure line(s), first at line {lines[0]}: {first_line(first)!r}"
+            )
         if largest is not None:
             message += f"; largest request {fmt_bytes(largest)}"
         yield Finding(
@@ -140,11 +181,11 @@ def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
             evidence={
                 "failures": [
                     {
-                        "line": as_int(r.line),
-                        "category": r.category if isinstance(r.category, str) else None,
-                        "text": first_line(r.message),
+                        "line": as_int(line_col[p]),
+                        "category": categories[p] if isinstance(categories[p], str) else None,
+                        "text": first_line(texts[p]),
                     }
-                    for r in rows.itertuples(index=False)
+                    for p in rows
                 ],
                 "requested_bytes": sorted(set(sizes), reverse=True),
                 "largest_request_bytes": largest,

@@ -11,9 +11,11 @@ output is the same on every run.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from logscope.errors import note_where
 from logscope.model import ParsedLog
+from logscope.rules import config as rules_config
 from logscope.rules._common import forget_frames
 from logscope.rules.config import Config
 from logscope.rules.finding import Finding, Severity
@@ -33,13 +35,12 @@ def run_rules(log: ParsedLog, config: Config | None = None) -> list[Finding]:
     """All findings of the enabled, applicable rules, stamped and sorted."""
     config = config or Config()
     findings: list[Finding] = []
+    filled = {name for name, frame in log.frames.items() if len(frame) > 0}
     forget_frames()  # the rules' per-frame caches start empty and are dropped after the run
     try:
-        for rule in config.enabled_rules():
-            if not applicable(rule, log):
-                continue
-            options = config.options_for(rule)
-            override = config.severity_for(rule)
+        for rule, options, override in _settings(config):
+            if not all(any(name in filled for name in entry.split("|")) for entry in rule.needs):
+                continue  # `applicable`, from the frames with rows listed once
             try:
                 for finding in rule.check(log, options):
                     findings.append(
@@ -51,6 +52,28 @@ def run_rules(log: ParsedLog, config: Config | None = None) -> list[Finding]:
     finally:
         forget_frames()
     return sort_findings(findings)
+
+
+def _settings(config: Config) -> list[tuple[Rule, Any, Severity | None]]:
+    """(rule, options, severity override) of each enabled rule, in registry order.
+
+    An audit runs the rules on every file with the same configuration (an equal one when it is read
+    again for each file); deciding what is enabled and building each rule's options took longer than
+    several rules. The answer for the last configuration is kept while the same registry tuple is in
+    place: `Config` and every `Options` are frozen dataclasses, and an equal configuration over the
+    same rules gives equal options."""
+    registry = rules_config.RULES  # what `Config.enabled_rules` reads (a test may swap it)
+    cached = _SETTINGS.get("last")
+    if cached is not None and cached[1] is registry and (cached[0] is config or cached[0] == config):
+        return cached[2]
+    settings = [
+        (rule, config.options_for(rule), config.severity_for(rule)) for rule in config.enabled_rules()
+    ]
+    _SETTINGS["last"] = (config, registry, settings)
+    return settings
+
+
+_SETTINGS: dict[str, tuple[Config, tuple[Rule, ...], list[tuple[Rule, Any, Severity | None]]]] = {}
 
 
 def _stamped(finding: Finding, rule: Rule, severity: Severity, source: str) -> Finding:

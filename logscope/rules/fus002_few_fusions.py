@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from logscope.model import ParsedLog
-from logscope.rules._common import as_int, columns, pct
+from logscope.rules._common import as_int, build_slices, columns, pct
 from logscope.rules.finding import Finding, Severity
 
 CODE = "FUS002"
@@ -67,8 +67,8 @@ def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
     layer_codes, layer_builds = layers.build_codes()
     code_of = {build: code for code, build in enumerate(layer_builds)}
     convs = np.flatnonzero(is_conv)
-    convs = convs[np.argsort(layer_codes[convs], kind="stable")]
-    bounds = np.searchsorted(layer_codes[convs], np.arange(len(layer_builds) + 1))
+    order, bounds = build_slices(layer_codes[convs], len(layer_builds))
+    convs = convs[order]
     for build_index, positions in fusions.builds().items():
         compiler = [p for p in positions if type(sections[p]) is str and sections[p] == "compiler"]
         if not compiler:

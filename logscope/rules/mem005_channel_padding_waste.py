@@ -51,7 +51,17 @@ from typing import Any
 import numpy as np
 
 from logscope.model import ParsedLog
-from logscope.rules._common import Columns, KiB, as_int, as_str, columns, fmt_bytes, parse_shape, pct
+from logscope.rules._common import (
+    Columns,
+    KiB,
+    as_int,
+    as_str,
+    build_slices,
+    columns,
+    fmt_bytes,
+    parse_shape,
+    pct,
+)
 from logscope.rules.finding import Finding, Severity
 
 CODE = "MEM005"
@@ -180,8 +190,7 @@ def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
     lines = cols.ints("line")[positions]
     heavy = (padding >= options.min_tensor_bytes) & (padding >= options.tensor_share * native)
     of_build = build_codes[positions]
-    order = np.argsort(of_build, kind="stable")  # counted rows by build, frame order within
-    bounds = np.searchsorted(of_build[order], np.arange(len(builds) + 1))
+    order, bounds = build_slices(of_build, len(builds))  # counted rows by build, frame order within
     # First every build's figures and the rows its findings cite, then those rows' cells at once.
     plans = []
     for code in np.flatnonzero(bounds[1:] > bounds[:-1]).tolist():

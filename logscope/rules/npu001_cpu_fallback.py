@@ -54,6 +54,7 @@ from logscope.rules._common import (
     as_float,
     as_int,
     as_str,
+    build_slices,
     columns,
     first_line,
     message_positions,
@@ -100,8 +101,7 @@ def _check_table(log: ParsedLog, cols: Columns) -> Iterator[Finding]:
     order = cols.ordered()
     compute_rows = order[is_compute[order]]  # by build, then line
     build_codes, builds = cols.build_codes()
-    of_build = build_codes[compute_rows]
-    bounds = np.searchsorted(of_build, np.arange(len(builds) + 1))
+    _, bounds = build_slices(build_codes[compute_rows], len(builds))  # already by build: the order is kept
     cpu_rows = compute_rows[is_cpu[compute_rows]]
     # Cells only for the CPU layers: a build has hundreds of layers, a few on the CPU.
     cells = dict(zip(cpu_rows.tolist(), cols.pick(cpu_rows.tolist(), CELLS), strict=True))

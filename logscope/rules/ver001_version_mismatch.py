@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from logscope.model import ParsedLog
-from logscope.rules._common import Row, as_int, as_str, columns, first_line, message_positions
+from logscope.rules._common import Row, as_int, as_str, columns, first_line, in_line_order, message_positions
 from logscope.rules.finding import Finding, Severity
 
 CODE = "VER001"
@@ -61,8 +61,20 @@ PATTERNS = {
         r"(?:RKNN Driver Information[,:] version:|rknpu driver version:)\s*(\d[\w.+-]*?)(?:,|\s|$)"
     ),
 }
+# A literal every match of each pattern contains: the rule searches the messages holding one (see
+# `Columns.containing`) and runs the patterns on those only.
+NEEDLES = (
+    "API:",
+    "rknn_server:",
+    "rknnrt:",
+    "librknnrt version:",
+    "RKNN Model Information",
+    "RKNN Driver Information",
+    "rknpu driver version:",
+)
 _VERSION_REJECTED = re.compile(r"model version", re.IGNORECASE)
-_TOO_LOW = re.compile(r"driver version is too low, please upgrade to (\d+(?:\.\d+)*)")
+_TOO_LOW_TEXT = "driver version is too low, please upgrade to "
+_TOO_LOW = re.compile(re.escape(_TOO_LOW_TEXT) + r"(\d+(?:\.\d+)*)")
 
 
 @dataclass(frozen=True)
@@ -116,7 +128,7 @@ def versions_of(log: ParsedLog, blocks: set[str] | None = None) -> dict[str, tup
     # Two columns, not a tuple of every column per message; a role found is not searched for again.
     missing = dict(PATTERNS)
     message_col, line_col = messages["message"], messages["line"]
-    for position in messages.line_order():
+    for position in in_line_order(messages.containing("message", NEEDLES), line_col):
         if not missing:
             break
         line = line_col[position]
@@ -231,8 +243,8 @@ def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
                 hint="install librknnrt/rknn_server from the same RKNN-Toolkit2 release as the PC toolkit, or "
                 "convert with the toolkit matching the board",
             )
-    for position, text in enumerate(message_col):
-        match = _TOO_LOW.search(str(text))
+    for position in messages.containing("message", [_TOO_LOW_TEXT]):
+        match = _TOO_LOW.search(message_col[position])
         if not match:
             continue
         row = Row(messages, position)

@@ -12,6 +12,7 @@ from logscope.model import ParsedLog
 from logscope.rules import Config, run_rules
 from logscope.rules._common import (
     Columns,
+    build_slices,
     columns,
     forget_frames,
     grouped,
@@ -158,3 +159,120 @@ def test_the_engine_leaves_no_frame_cached():
     assert _common._COLUMNS == [] and _common._SPLITS == [] and _common._CATEGORIES == []
     forget_frames()
     assert np.array_equal(Columns(frame).ordered(), columns(frame).ordered())
+
+
+def _slow_containing(cells: list, needles: list[str], lower: bool) -> list[int]:
+    return [
+        p
+        for p, cell in enumerate(cells)
+        if isinstance(cell, str) and any(n in (cell.lower() if lower else cell) for n in needles)
+    ]
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("storage", ["python", "pyarrow"])
+def test_containing_finds_what_a_test_per_cell_finds(seed, storage):
+    """The joined-column search against `needle in cell` per row, on cells built to break it: needles at
+    the start and end of a cell and cut across two cells, repeated in one cell, multi-line cells, empty
+    and missing cells, upper-case needles, and U+0130 (whose lower case is two characters long)."""
+    rng = np.random.default_rng(seed)
+    pieces = ["API:", "AP", "I:", "memory", "MEMORY", "Memory allocation failed", "\n", " ", "", "x", "İ"]
+    cells: list = []
+    for _ in range(300):
+        if rng.random() < 0.1:
+            cells.append(None)
+            continue
+        cells.append("".join(rng.choice(pieces, size=int(rng.integers(0, 6))).tolist()))
+    frame = pd.DataFrame({"message": pd.array(cells, dtype=pd.StringDtype(storage))})
+    listed = [c if isinstance(c, str) else None for c in frame["message"].tolist()]
+    for needles, lower in (
+        (["API:"], False),
+        (["memory"], True),
+        (["memory", "API:"], False),
+        (["I:", "x"], False),
+        (["ap"], True),
+        (["a\nb"], False),  # a needle with a line break: every cell on its own
+    ):
+        assert Columns(frame).containing("message", needles, lower=lower) == _slow_containing(
+            listed, needles, lower
+        ), (needles, lower)
+
+
+def test_containing_without_the_long_lower_case():
+    """Without U+0130 the lowered join maps to rows; with it, every cell is tested on its own: both answer
+    as a test per cell does."""
+    for cells in (["a Memory b", None, "MEMORY", "mem ory"], ["İ memory", "x", "Memory İ", "İ"]):
+        frame = pd.DataFrame({"message": pd.array(cells, dtype="string")})
+        assert Columns(frame).containing("message", ["memory"], lower=True) == _slow_containing(
+            cells, ["memory"], True
+        )
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_build_slices_are_the_rows_of_each_build_in_order(seed):
+    rng = np.random.default_rng(seed)
+    n_builds = int(rng.integers(1, 6))
+    codes = rng.integers(0, n_builds, size=int(rng.integers(0, 40)))
+    order, bounds = build_slices(codes, n_builds)
+    assert len(bounds) == n_builds + 1
+    for code in range(n_builds):
+        assert order[bounds[code] : bounds[code + 1]].tolist() == np.flatnonzero(codes == code).tolist()
+
+
+def _alc001_rows_as_pandas(messages: pd.DataFrame) -> list[int]:
+    """ALC001's rows as the rule read them with pandas: the category test and `_EXTRA` on every row, then
+    `sort_values("line")`, as positions."""
+    from logscope.rules.alc001_allocation_failure import CATEGORIES, _extra
+
+    picked = [
+        p
+        for p, (category, text) in enumerate(
+            zip(messages["category"].tolist(), messages["message"].tolist(), strict=True)
+        )
+        if (category in CATEGORIES if isinstance(category, str) else False)
+        or ((category == "" if isinstance(category, str) else True) and _extra(text))
+    ]
+    framed = messages.assign(_position=range(len(messages))).iloc[picked].sort_values("line")
+    return framed["_position"].tolist()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_alc001_reads_the_rows_pandas_read(seed):
+    """ALC001's searched rows and line order against the per-row test and `sort_values` they replace, on
+    categories listed, empty and missing, texts with the compiler wording in any case (U+0130 too), cut
+    and missing texts, and lines out of order, repeated and missing."""
+    from logscope.rules.alc001_allocation_failure import picked_rows, sorted_by_line
+
+    rng = np.random.default_rng(seed)
+    n = 60
+    categories = rng.choice(["allocation-failure", "process-killed", "", "config", None], size=n).tolist()
+    texts = rng.choice(
+        [
+            "Memory allocation failed",
+            "ACTIVATION MEMORY EXCEEDS LIMIT",
+            "memory exceeds lim",
+            "İ memory exceeds limit",
+            "failed to malloc npu memory",
+            "",
+            None,
+            "memory",
+        ],
+        size=n,
+    ).tolist()
+    lines = rng.choice([*range(1, 25), None], size=n).tolist()
+    messages = pd.DataFrame(
+        {
+            "build_index": pd.array(rng.choice([0, 1, None], size=n).tolist(), dtype="Int64"),
+            "line": pd.array(lines, dtype="Int64"),
+            "category": pd.array(categories, dtype="string"),
+            "message": pd.array(texts, dtype="string"),
+        }
+    )
+    log = ParsedLog(source="x.log", kind="rknn", frames={"messages": messages}, line_counts={})
+    forget_frames()
+    try:
+        cols = columns(messages)
+        got = sorted_by_line(cols, picked_rows(log, cols))
+    finally:
+        forget_frames()
+    assert got == _alc001_rows_as_pandas(messages)

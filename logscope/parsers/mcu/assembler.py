@@ -27,7 +27,7 @@ import pandas as pd
 
 from logscope.frames import build_frame, build_frame_columns
 from logscope.io import LogSource
-from logscope.model import ParsedLog
+from logscope.model import Frames, ParsedLog
 from logscope.parsers.base import Handler
 from logscope.parsers.grammar import Fields
 from logscope.parsers.mcu.state import _HEAP_COLUMNS, _HUGE, OP_COLUMNS, _clip
@@ -274,10 +274,25 @@ class McuAssembler(TinyEngine):
             )
         for layer in self.rows["mcu_layers"]:
             layer.pop("_tensors", None)
-        frames = {name: build_frame(name, rows) for name, rows in self.rows.items() if name != "mcu_runs"}
-        frames["unparsed"] = self.account.frame()
-        frames["mcu_runs"] = build_frame("mcu_runs", runs)
-        frames["ops"] = self._ops_frame()
+        # A frame without rows is declared, made when read (`Frames`): most of a log's frames are empty.
+        frames = Frames()
+        for name, rows in self.rows.items():
+            if name == "mcu_runs":
+                continue
+            if rows:
+                frames[name] = build_frame(name, rows)
+            else:
+                frames.defer(name)
+        made = (
+            ("unparsed", self.account.frame if self.account.unparsed_rows else None),
+            ("mcu_runs", (lambda: build_frame("mcu_runs", runs)) if runs else None),
+            ("ops", self._ops_frame if self.ops or self.heap_rows else None),
+        )
+        for name, make in made:
+            if make is None:
+                frames.defer(name)
+            else:
+                frames[name] = make()
         families: Counter[str] = Counter()
         for run in self.runs:
             families.update(run.families)

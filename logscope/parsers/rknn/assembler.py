@@ -6,7 +6,7 @@ from typing import Any
 
 from logscope.frames import build_frame
 from logscope.io import LogSource
-from logscope.model import ParsedLog
+from logscope.model import Frames, ParsedLog
 from logscope.parsers.grammar import Fields
 from logscope.parsers.rknn.accuracy_join import join_accuracy_layers
 from logscope.parsers.rknn.bulk import messages_frame
@@ -141,18 +141,30 @@ class RknnAssembler(ToolkitLogger):
                     memory.append({"build_index": b.index, "source": "eval_memory"} | figures)
             if b.perf_totals:
                 perf_totals.append({"build_index": b.index} | b.perf_totals)
-        frames = {
-            name: messages_frame(rows, _ROW_COLUMNS[name])
-            if name == "messages" and self.has_message_runs
-            else build_frame(name, rows, _ROW_COLUMNS.get(name))
-            for name, rows in self.rows.items()
-            if name != "unparsed"
-        }
-        frames["accuracy_layers"] = join_accuracy_layers(frames["accuracy"], frames["layers"])
-        frames["unparsed"] = self.account.frame()
-        frames["builds"] = build_frame("builds", builds)
-        frames["memory"] = build_frame("memory", memory)
-        frames["perf_totals"] = build_frame("perf_totals", perf_totals)
+        # A frame without rows is declared, made when read (`Frames`): most of a log's frames are empty.
+        frames = Frames()
+        for name, rows in self.rows.items():
+            if name == "unparsed":
+                continue
+            if not rows:
+                frames.defer(name)
+            elif name == "messages" and self.has_message_runs:
+                frames[name] = messages_frame(rows, _ROW_COLUMNS[name])
+            else:
+                frames[name] = build_frame(name, rows, _ROW_COLUMNS.get(name))
+        if self.rows["accuracy"]:
+            frames["accuracy_layers"] = join_accuracy_layers(frames["accuracy"], frames["layers"])
+        else:  # (what the join returns for no accuracy row)
+            frames.defer("accuracy_layers")
+        if self.account.unparsed_rows:
+            frames["unparsed"] = self.account.frame()
+        else:
+            frames.defer("unparsed")
+        for name, rows in (("builds", builds), ("memory", memory), ("perf_totals", perf_totals)):
+            if rows:
+                frames[name] = build_frame(name, rows)
+            else:
+                frames.defer(name)
         total = sum(self.counts.values())
         kind = _log_kind(builds, self.counts)
         return ParsedLog(

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from itertools import repeat
+from typing import Any
 
 from logscope.parsers.grammar import Fields
 from logscope.parsers.rknn.evaluation import Evaluation
-from logscope.parsers.rknn.layer_cells import _LAYER_TAIL, read_tails, tail_layout
+from logscope.parsers.rknn.layer_cells import _LAYER_TAIL, read_tails, tail_columns, tail_layout
 from logscope.parsers.rknn.state import _LAYER_FIELDS, _ROW_COLUMNS, _TENSOR_FIELDS, BOUNDARIES
 from logscope.parsers.rknn.values import _demangle, _parse_settings, _shape_bytes, _to_bytes
 
@@ -141,13 +142,25 @@ class CompilerOutput(Evaluation):
 
     def _layer_rows(self, heads: list[tuple[str | None, ...]], lines: list[str], numbers: list[int]) -> None:
         """Build-time layer rows from their `_LAYER_FIELDS` values, in line order, column by column: a
-        run of a layer table's rows (`parsers.rknn.table_runs`) is read with no Python call per row but
-        the tail converter's. A row whose tail fits neither its header nor a known layout is unparsed,
-        in its place among the run's rows (the `unparsed` rows keep their order: no other line of the
-        run adds one). Reads the layout but changes no context, so a run reads as its rows one by one."""
+        run of a layer table's rows (`parsers.rknn.table_runs`) is read with no Python call per row
+        (`layer_cells.tail_columns`), or, when some tail needs it, with the tail converter per row. A
+        row whose tail fits neither its header nor a known layout is unparsed, in its place among the
+        run's rows (the `unparsed` rows keep their order: no other line of the run adds one). Reads the
+        layout but changes no context, so a run reads as its rows one by one."""
+        ids, op_types, dtypes, targets, inputs, outputs, tails = zip(*heads, strict=True)
+        columns = tail_columns(self.layer_columns, tails if None not in tails else [t or "" for t in tails])
+        if columns is None:
+            self._layer_rows_by_row(heads, lines, numbers)
+            return
+        self._add_layer_rows(ids, op_types, dtypes, targets, inputs, outputs, columns, numbers)
+
+    def _layer_rows_by_row(
+        self, heads: list[tuple[str | None, ...]], lines: list[str], numbers: list[int]
+    ) -> None:
+        """`_layer_rows` with each tail read by `read_tails` (a header-less run, a tail with an empty or
+        extra cell, a perf WorkLoad cell): the rows read, and an unparsed row for each other one."""
         tails = read_tails(self.layer_columns, self.layer_layout, [head[-1] or "" for head in heads])
-        good = len(tails) if None not in tails else 0
-        if not good:  # some tail unread: the rows that were read, and an unparsed row for each other
+        if None in tails:
             for index, tail in enumerate(tails):
                 if tail is None:
                     self._unparsed(numbers[index], lines[index], _UNFIT_LAYER_ROW)
@@ -159,14 +172,28 @@ class CompilerOutput(Evaluation):
                 [tails[i] for i in keep],
                 [numbers[i] for i in keep],
             )
-        self.counts["structural"] += len(heads)
+        ids, op_types, dtypes, targets, inputs, outputs, _ = zip(*heads, strict=True)
+        columns = list(zip(*tails, strict=True))[: len(_LAYER_TAIL)]
+        self._add_layer_rows(ids, op_types, dtypes, targets, inputs, outputs, columns, numbers)
+
+    def _add_layer_rows(
+        self,
+        ids: Sequence[Any],
+        op_types: Sequence[Any],
+        dtypes: Sequence[Any],
+        targets: Sequence[Any],
+        inputs: Sequence[Any],
+        outputs: Sequence[Any],
+        tail_values: Sequence[Sequence[Any]],
+        numbers: list[int],
+    ) -> None:
+        """The `layers` rows of read cells (`tail_values`: the `_LAYER_TAIL` columns), assembled from
+        columns in C: `\\` shapes made None by a dict lookup (`{"\\": None}.get(cell, cell)`); the id
+        is always there (the terminal requires its digits)."""
+        count = len(numbers)
+        self.counts["structural"] += count
         build = self.builds[-1] if self.builds else self._current(numbers[0])
         build.has_tables = True
-        ids, op_types, dtypes, targets, inputs, outputs, _ = zip(*heads, strict=True)
-        count = len(heads)
-        # Rows assembled from columns in C: the tails transposed (their first `_LAYER_TAIL` slots), `\\`
-        # shapes made None by a dict lookup (`{"\\": None}.get(cell, cell)`); the id is always there (the
-        # terminal requires its digits).
         not_applicable = {"\\": None}.get
         self.rows["layers"].extend(
             zip(
@@ -177,7 +204,7 @@ class CompilerOutput(Evaluation):
                 targets,
                 map(not_applicable, inputs, inputs),
                 map(not_applicable, outputs, outputs),
-                *list(zip(*tails, strict=True))[: len(_LAYER_TAIL)],
+                *tail_values,
                 repeat(self.headerless, count),
                 numbers,
                 strict=True,

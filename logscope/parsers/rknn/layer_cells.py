@@ -2,14 +2,15 @@
 
 Used for rows whose token count matches their header (or a known layout), which is every row of a
 well-formed table: a converter generated per header is the fast path (a 50 MB log has ~56,000 layer
-rows). Rows with empty cells or pasted spacing go through `logscope.parsers.table` instead.
+rows), and a run of such rows is read column by column (`tail_columns`: no Python call per row). Rows
+with empty cells or pasted spacing go through `logscope.parsers.table` instead.
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from logscope.parsers.rknn.values import _float_or_none
@@ -151,6 +152,103 @@ def read_tails(
         else read_layer_tail(tail, header, layout)
         for tail, tokens in zip(tails, map(str.split, tails), strict=True)
     ]
+
+
+def tail_columns(header: tuple[str, ...] | None, tails: Sequence[str]) -> list[Any] | None:
+    """The `_LAYER_TAIL` values of a run's tails as columns (each a sequence of one value per tail), read
+    as `read_tails` reads them, with no Python call per tail; None when a tail needs the per-row path.
+
+    Why it reads the same: `read_tails` converts a tail with the header's converter exactly when the
+    header is known, the tail holds no ` - Up:` and it splits into one token per header column plus
+    the FullName. Here a run goes on only when every tail does (the token counts of all tails, and no
+    token `-`: the `-` of ` - Up:` has blanks on both sides; looked for only in the columns whose
+    conversion did not already show there is none: `-` is not decimal, `float` refuses it, and it is
+    not a split cell of two or more parts), and each header column's tokens, gathered by one
+    transposition, go through the conversion the converter writes for that column, applied to the
+    whole column:
+    `int(t) if t.isdecimal() else None` is `map(int, ...)` when the column's tokens joined are decimal
+    and none is empty (so each of them is decimal), one conversion spread over the column when all its
+    tokens are the same token (a simulator prints zeros in every cycle column), else the expression
+    per token; `_float_or_none` is `map(float, ...)` unless a token raises, then the function per
+    token; `\\` is None by one `dict.get`; a split cell (`a/b/c`) is its parts' columns when every
+    cell has the header's number of parts, else per cell. A slot two columns fill keeps the later one,
+    as in the converter."""
+    if header is None or not tails:
+        return None
+    tokens = list(map(str.split, tails))
+    width = len(header) + 1
+    if list(map(len, tokens)).count(width) != len(tokens):
+        return None
+    cells = list(zip(*tokens, strict=True))
+    count = len(tails)
+    columns: list[Any] = [None] * len(_LAYER_TAIL)
+    unchecked = [cells[-1]]  # the columns whose conversion did not show that no token is `-`
+    for index, step in enumerate(_tail_plan(header)):
+        column = cells[index]
+        if step is None:
+            unchecked.append(column)
+            continue
+        kind, slots = step
+        if kind == _SPLIT:
+            parts, split = _split_columns(column, len(slots))
+            for slot, part in zip(slots, parts, strict=True):
+                if slot < len(columns):
+                    columns[slot] = part
+        else:
+            values: list[Any]
+            values, split = (
+                _int_column(column)
+                if kind == _INT
+                else _float_column(column)
+                if kind == _FLOAT
+                else (_text_column(column), False)
+            )
+            if slots[0] < len(columns):
+                columns[slots[0]] = values
+        if not split:
+            unchecked.append(column)
+    if any("-" in column for column in unchecked):  # (a tail holding ` - Up:` holds the token `-`)
+        return None
+    columns[_FULL_NAME] = cells[-1]
+    return [[None] * count if column is None else column for column in columns]
+
+
+def _int_column(tokens: tuple[str, ...]) -> tuple[list[int | None], bool]:
+    """`int(t) if t.isdecimal() else None` of each token, and whether every token is decimal."""
+    first = tokens[0]
+    if tokens.count(first) == len(tokens):
+        return [int(first) if first.isdecimal() else None] * len(tokens), first.isdecimal()
+    if "".join(tokens).isdecimal() and "" not in tokens:  # (a part of `a//b` is empty)
+        return list(map(int, tokens)), True
+    return [int(t) if t.isdecimal() else None for t in tokens], False
+
+
+def _float_column(tokens: tuple[str, ...]) -> tuple[list[float | None], bool]:
+    """`_float_or_none` of each token, and whether `float` read every one."""
+    try:
+        return list(map(float, tokens)), True
+    except ValueError:
+        return list(map(_float_or_none, tokens)), False
+
+
+_NOT_APPLICABLE = {"\\": None}.get
+
+
+def _text_column(tokens: tuple[str, ...]) -> list[str | None]:
+    """Each token, None for `\\` (not applicable)."""
+    return list(map(_NOT_APPLICABLE, tokens, tokens))
+
+
+def _split_columns(tokens: tuple[str, ...], parts: int) -> tuple[list[list[int | None]], bool]:
+    """The `parts` integer columns of cells `a/b/...`: for each cell, each part as `_int_column` reads
+    it when the cell has `parts` parts, else None in every column (as the converter reads them); and
+    whether every cell has `parts` parts (two or more: a cell `-` has one)."""
+    pieces = [token.split("/") for token in tokens]
+    if all(len(piece) == parts for piece in pieces):
+        return [_int_column(column)[0] for column in zip(*pieces, strict=True)], True
+    return [
+        [int(p[j]) if len(p) == parts and p[j].isdecimal() else None for p in pieces] for j in range(parts)
+    ], False
 
 
 def read_layer_tail(

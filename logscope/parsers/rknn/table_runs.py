@@ -109,6 +109,48 @@ def tensor_row_regex(lexer: LineLexer) -> re.Pattern[str]:
     return lexer.stored_regex(pattern.replace(_BAR_AHEAD, "").replace(_LAZY_NAME, _TOKEN_NAME))
 
 
+# The layer-row terminal's shape cells (`_SHAPES`), as the grammar spells them, each followed by what
+# follows it there, and the same cells with possessive repeats (`bar_free_layer_pattern`).
+_SHAPES = "(?:\\\\|\\([0-9,]*\\)(?:,\\([0-9,]*\\))*(?:,\\.\\.\\.)?)"
+_POSSESSIVE_SHAPES = "(?:\\\\|\\([0-9,]*+\\)(?:,\\([0-9,]*+\\))*+(?:,\\.\\.\\.)?+)"
+_INPUTS_CELL = f"(?P<LAYER_ROW__inputs>{_SHAPES}) +(?P<LAYER_ROW__output>"
+_OUTPUT_CELL = f"(?P<LAYER_ROW__output>{_SHAPES}) *(?P<LAYER_ROW__tail>[^\n]*))\\Z"
+
+
+@functools.cache  # once per lexer (and process)
+def bar_free_layer_pattern(lexer: LineLexer) -> str | None:
+    r"""The pattern of `row_matcher("NATIVE_PREFIX", "LAYER_ROW")` without its tensor-row guard and with
+    possessive repeats in its shape cells: on a line that holds no `|`, it matches exactly when the
+    matcher does, with the same groups, at two thirds of the cost; None when the matcher's pattern is
+    not the one this was proven on.
+
+    - **No tensor-row guard.** The matcher refuses a line the tensor-row terminal (ranked before the
+      layer row) takes whole: `(?!TENSOR_ROW\Z)`, a look-ahead that scans the line for `| *0x` (a
+      quarter of the match). The tensor-row terminal starts with `(?=[^\n]*\| *0x)`: on a line
+      without a `|` it never matches, the guard holds, and dropping it (a look-ahead: it consumes
+      nothing) leaves every step of the match as it was. `joined_rows` reads with this pattern only
+      the lines before the first `|` of the text it joins.
+    - **Possessive shape repeats** (`[0-9,]*+`, `(?:,(...))*+`, `(?:,\.\.\.)?+`): a repeat that
+      gives nothing back only loses a match that needs it to give something back. Inside a shape,
+      `[0-9,]*` is followed by `\)`, which refuses the digit or comma given back. InputShape is
+      followed by ` +`: giving back `,(...)` or `,...` leaves a `,` there, which ` +` refuses (and
+      `(?:,\.\.\.)?` takes only before `.`). OutputShape is followed by ` *` and the tail
+      `[^\n]*`, which takes the rest of the line whatever it holds, then the line's end: nothing
+      after it ever fails, so it is never asked to give anything back.
+    """
+    pattern = lexer.row_pattern("NATIVE_PREFIX", "LAYER_ROW")
+    tensor = lexer._anchored("TENSOR_ROW")
+    guard = f"(?!{tensor})"
+    if (
+        not tensor.startswith("(?:(?=[^\n]*\\| *0x)")
+        or any(pattern.count(piece) != 1 for piece in (guard, _INPUTS_CELL, _OUTPUT_CELL))
+        or pattern.count(_SHAPES) != 2
+        or not pattern.endswith(_OUTPUT_CELL)
+    ):
+        return None
+    return pattern.replace(guard, "").replace(_SHAPES, _POSSESSIVE_SHAPES)
+
+
 # Lines a joined read takes at most (a run goes on from where one stops, as with `MAX_RUN`): what it
 # keeps is the rows' fields, not match objects, so the bound only limits the text joined past a run's end
 # (at 256, joining the lines after a 34-row layer table cost what reading its rows joined saved).
@@ -122,7 +164,10 @@ RowReader = Callable[[list[str], int], list[tuple[str | None, ...]] | None]
 
 
 def joined_rows(
-    pattern: str, fields: tuple[str, ...], compile: Callable[[str], re.Pattern[str]] = re.compile
+    pattern: str,
+    fields: tuple[str, ...],
+    compile: Callable[[str], re.Pattern[str]] = re.compile,
+    bar_free: str | None = None,
 ) -> RowReader | None:
     r"""A reader of the rows after a run's first line, or None when exactness cannot be shown.
 
@@ -131,7 +176,9 @@ def joined_rows(
     fields (`''` for a group that took no part in the match, where the matcher gives None) of
     `lines[start]`, `lines[start + 1]`, ... up to the first line the matcher refuses, or that is
     longer than `MAX_BLANK_RUN`, at most `JOINED_RUN` lines; None when the lines cannot be joined
-    (one holds a newline), and the caller reads them one by one.
+    (one holds a newline), and the caller reads them one by one. `bar_free`, when given, is a pattern
+    that reads every line without a `|` as `pattern` does (`bar_free_layer_pattern`): the lines before
+    the first `|` of the joined text are read with it, the rest with `pattern`.
 
     Exactness: the other groups become non-capturing; `\Z` becomes `(?=\n)`; `line_bound` checks that
     nothing else in the pattern can consume a newline or see across one (no `^`, `$`, look-behind,
@@ -142,7 +189,46 @@ def joined_rows(
     line the regex refuses ends the run through the second branch, which takes the rest of the text
     and no field (a tuple whose first field is `''`); it is `(?s:.+)`, one jump to the end, where
     `[\s\S]+` tested each character's class (0.3 ms for a 30 KB rest, more than the rows it ended).
+    The `bar_free` regex reads the text up to the start of the line holding the first `|` (`findall`
+    with an end: the lines before it end with their `\n` inside it); when it reads all those lines,
+    `pattern`'s regex reads on from there, as it would have.
     """
+    findall = _joined_findall(pattern, fields, compile)
+    if findall is None:
+        return None
+    free = findall if bar_free is None else _joined_findall(bar_free, fields, compile)
+    if free is None:
+        return None
+
+    def read(lines: list[str], start: int) -> list[tuple[str | None, ...]] | None:
+        chunk = lines[start : start + JOINED_RUN]
+        if not chunk:
+            return []
+        text = "\n".join(chunk) + "\n"
+        if text.count("\n") != len(chunk):
+            return None
+        if free is findall:
+            rows: list[tuple[str | None, ...]] = findall(text)
+        else:
+            bar = text.find("|")
+            cut = len(text) if bar < 0 else text.rfind("\n", 0, bar) + 1
+            rows = free(text, 0, cut)
+            if cut < len(text) and (not rows or rows[-1][0]) and len(rows) == text.count("\n", 0, cut):
+                rows += findall(text, cut)
+        if rows and not rows[-1][0]:
+            rows.pop()
+        if rows and max(map(len, chunk[: len(rows)])) > MAX_BLANK_RUN:
+            del rows[next(j for j, line in enumerate(chunk) if len(line) > MAX_BLANK_RUN) :]
+        return rows
+
+    return read
+
+
+def _joined_findall(
+    pattern: str, fields: tuple[str, ...], compile: Callable[[str], re.Pattern[str]]
+) -> Callable[..., list[tuple[str | None, ...]]] | None:
+    """`findall` of `pattern` rewritten for joined lines (`joined_rows`), or None when exactness cannot be
+    shown."""
     wanted = set(fields)
     kept = _NAMED_GROUP.sub(lambda m: m.group(0) if m.group(1) in wanted else "(?:", pattern)
     rewritten = _LINE_END.sub(lambda m: f"{m.group(1)}(?=\n)", kept.replace(_NL_OR_END, "(?=\n)"))
@@ -162,23 +248,7 @@ def joined_rows(
         return None
     if widths.get(1, 0) < 1 or not _required_group(items, 1):
         return None
-    findall = regex.findall
-
-    def read(lines: list[str], start: int) -> list[tuple[str | None, ...]] | None:
-        chunk = lines[start : start + JOINED_RUN]
-        if not chunk:
-            return []
-        text = "\n".join(chunk) + "\n"
-        if text.count("\n") != len(chunk):
-            return None
-        rows: list[tuple[str | None, ...]] = findall(text)
-        if rows and not rows[-1][0]:
-            rows.pop()
-        if rows and max(map(len, chunk[: len(rows)])) > MAX_BLANK_RUN:
-            del rows[next(j for j, line in enumerate(chunk) if len(line) > MAX_BLANK_RUN) :]
-        return rows
-
-    return read
+    return regex.findall
 
 
 def line_bound(items: list[Any], dotall: bool = False) -> bool:
@@ -275,8 +345,9 @@ def _required_group(items: list[Any], group: int) -> bool:
 
 @functools.cache  # once per lexer (and process)
 def table_readers(lexer: LineLexer) -> tuple[RowReader | None, RowReader | None, RowReader | None]:
-    """`joined_rows` of the narrow tensor-row regex, of the tensor-row matcher and of the layer-row
-    matcher, compiled through the grammar's store of compiled programs."""
+    """`joined_rows` of the narrow tensor-row regex, of the tensor-row matcher and of the layer-row matcher
+    (lines without a `|` read without its tensor-row guard: `bar_free_layer_pattern`), compiled through
+    the grammar's store of compiled programs."""
     from logscope.parsers.rknn.state import _LAYER_FIELDS, _TENSOR_FIELDS
 
     tensor_fields = tuple(f"TENSOR_ROW__{name}" for name in _TENSOR_FIELDS)
@@ -284,5 +355,10 @@ def table_readers(lexer: LineLexer) -> tuple[RowReader | None, RowReader | None,
     return (
         joined_rows(tensor_row_regex(lexer).pattern, tensor_fields, lexer.stored_regex),
         joined_rows(lexer.row_pattern("NATIVE_PREFIX", "TENSOR_ROW"), tensor_fields, lexer.stored_regex),
-        joined_rows(lexer.row_pattern("NATIVE_PREFIX", "LAYER_ROW"), layer_fields, lexer.stored_regex),
+        joined_rows(
+            lexer.row_pattern("NATIVE_PREFIX", "LAYER_ROW"),
+            layer_fields,
+            lexer.stored_regex,
+            bar_free=bar_free_layer_pattern(lexer),
+        ),
     )
