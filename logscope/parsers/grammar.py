@@ -172,6 +172,7 @@ _NO_GROUPS: Mapping[str, int] = {}
 _NO_FIELDS = Fields()
 # First-character buckets of a lexer context: 0-127 ASCII, 128 any other character, 129 end of line.
 _NON_ASCII, _END, _BUCKETS = 128, 129, 130
+_NEWLINE = ord("\n")
 
 
 class _KindGroups(dict[str, int]):
@@ -265,6 +266,7 @@ class LineLexer:
         }
         self.kinds = frozenset(plan.terminals) - {"_NL"}
         self._row_matchers: dict[tuple[str, str], RowMatcher] = {}
+        self._known: dict[str, tuple[str, Fields]] = {}  # `classify`'s answers by line (`KNOWN_LINES`)
 
     def _compile(self, names: list[str]) -> _Context:
         firsts = self._plan.firsts
@@ -308,7 +310,7 @@ class LineLexer:
         end = "" if name.endswith(_PREFIX_SUFFIX) else r"\Z"
         return f"(?P<{name}>{renamed}){end}"
 
-    def row_matcher(self, prefix: str, body: str) -> RowMatcher:
+    def row_matcher(self, prefix: str, body: str, rivals: int = 2) -> RowMatcher:
         """A one-regex matcher for lines `prefix` + `body` that agrees with `classify` by construction.
 
         For the hot table rows of a verbose log (`D RKNN: [ts]` + a tensor or layer row) `classify`
@@ -320,24 +322,26 @@ class LineLexer:
         Its `match` returns None when the line is anything else; the caller then uses `classify`.
         tests/test_grammars.py checks the agreement on every fixture line. Built once per lexer.
         """
-        known = self._row_matchers.get((prefix, body))
+        key = (prefix, body if rivals == 2 else f"{body}/{rivals}")
+        known = self._row_matchers.get(key)
         if known is not None:
             return known
         start, after = self._order[""], self._order[prefix]
         firsts = self._plan.firsts
         body_first = firsts[body]
         earlier = [(name, firsts[name]) for name in after[: after.index(body)]]
-        # Only first characters whose alternation tries few terminals before `body` (two at most): a
-        # body starting elsewhere (a blank, say, which every `[ \t]*` terminal accepts) goes to classify.
+        # Only first characters whose alternation tries few terminals before `body` (`rivals` at most,
+        # each a look-ahead tried on every line): a body starting elsewhere (a blank, say, which every
+        # `[ \t]*` terminal accepts) goes to classify.
         chars: list[int] = []
         earlier_bodies: set[str] = set()
         for bucket in range(_NON_ASCII):
-            if body_first is not None and bucket not in body_first:
-                continue
-            rivals = {name for name, first in earlier if first is None or bucket in first}
-            if len(rivals) <= 2:
+            if bucket == _NEWLINE or (body_first is not None and bucket not in body_first):
+                continue  # (no line holds a newline: leaving it out lets the pattern read joined lines)
+            tried = {name for name, first in earlier if first is None or bucket in first}
+            if len(tried) <= rivals:
                 chars.append(bucket)
-                earlier_bodies |= rivals
+                earlier_bodies |= tried
         guards = "".join(f"(?!{self._anchored(n)})" for n in start[: start.index(prefix)])
         body_guards = "".join(f"(?!{self._anchored(n)})" for n in after if n in earlier_bodies)
         char_class = "".join(re.escape(chr(b)) for b in chars)
@@ -348,7 +352,7 @@ class LineLexer:
         for group, index in regex.groupindex.items():
             name, _, field_name = group.rpartition("__")
             (prefix_groups if name == prefix else body_groups)[field_name] = index
-        matcher = self._row_matchers[prefix, body] = RowMatcher(regex.match, prefix_groups, body_groups)
+        matcher = self._row_matchers[key] = RowMatcher(regex.match, prefix_groups, body_groups)
         self._compiled()
         return matcher
 
@@ -373,9 +377,9 @@ class LineLexer:
         self._compiled()
         return matcher
 
-    def row_pattern(self, prefix: str, body: str) -> str:
-        """The regex of `row_matcher(prefix, body)`, as text."""
-        pattern: str = self.row_matcher(prefix, body).match.__self__.pattern  # type: ignore[attr-defined]
+    def row_pattern(self, prefix: str, body: str, rivals: int = 2) -> str:
+        """The regex of `row_matcher(prefix, body, rivals)`, as text."""
+        pattern: str = self.row_matcher(prefix, body, rivals).match.__self__.pattern  # type: ignore[attr-defined]
         return pattern
 
     def stored_regex(self, pattern: str) -> re.Pattern[str]:
@@ -402,7 +406,25 @@ class LineLexer:
         return f"(?:{regexp})" + ("" if name.endswith(_PREFIX_SUFFIX) else r"\Z")
 
     def classify(self, line: str) -> tuple[str, Fields]:
-        """Return (terminal name, fields) for one line (no newline inside)."""
+        """Return (terminal name, fields) for one line (no newline inside).
+
+        Answers are remembered by line: the lines that reach `classify` (optimiser steps, script prints,
+        fusion results, `I ` separators, progress bars) repeat within a build and from build to build of
+        one log or audit, and one dict look-up costs a tenth of the two alternations. Exact, because the
+        answer depends on the line alone, and the match objects in `Fields` are only ever read. At most
+        `KNOWN_LINES` lines of at most `MAX_BLANK_RUN` characters are kept, then the memory starts
+        again, so it stays bounded."""
+        known = self._known.get(line)
+        if known is not None:
+            return known
+        answer = self._classify(line)
+        if len(line) <= MAX_BLANK_RUN:
+            if len(self._known) >= KNOWN_LINES:
+                self._known.clear()
+            self._known[line] = answer
+        return answer
+
+    def _classify(self, line: str) -> tuple[str, Fields]:
         # The bucket lookups are inlined: this runs once per line of a 50 MB log.
         if len(line) > MAX_BLANK_RUN and refused(line):
             return "", _NO_FIELDS
@@ -423,6 +445,10 @@ class LineLexer:
             return "", Fields(m, alt.groups[kind])
         body_kind = body.lastgroup or ""
         return body_kind, Fields(m, alt.groups[kind], body, body_alt.groups[body_kind])
+
+
+# Lines whose `classify` answer a lexer remembers at most (a few MB with their match objects).
+KNOWN_LINES = 4096
 
 
 # No line of any format logscope reads is this long (the longest in the fixtures and the shared logs:

@@ -22,15 +22,31 @@ from __future__ import annotations
 import functools
 import operator
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
+from itertools import compress, repeat
 from typing import Any
 
 from logscope.collector import collector_paused
 from logscope.io import LogSource, LogText
 from logscope.model import ParsedLog
-from logscope.parsers.grammar import MAX_BLANK_RUN, Fields, LineLexer, load_line_grammar, refused
+from logscope.parsers.grammar import (
+    MAX_BLANK_RUN,
+    Fields,
+    LineLexer,
+    load_line_grammar,
+    refused,
+    required_substrings,
+)
 from logscope.parsers.rknn.assembler import RknnAssembler
-from logscope.parsers.rknn.bulk import category_substrings, named_lines, run_regex
+from logscope.parsers.rknn.bulk import (
+    category_substrings,
+    fusion_reader,
+    joined_run,
+    mark_reader,
+    named_lines,
+    native_reader,
+    run_regex,
+)
 from logscope.parsers.rknn.state import _LAYER_FIELDS, _QUIET_NOISE, _TENSOR_FIELDS
 from logscope.parsers.rknn.table_runs import run_from, table_readers, tensor_row_regex
 from logscope.parsers.runs import feed_with_runs
@@ -45,6 +61,9 @@ _PLAIN_TEXT = re.compile(r"^[ \t]*[DIWE] (.*)$", re.MULTILINE)
 
 # Whether a match holds any group (`LineLexer.either_matcher`: a noise line's holds none).
 _LAST_GROUP = operator.attrgetter("lastindex")
+_IS_NOT = operator.is_not
+# Pass markers read as one run at most (a run goes on from where one stops).
+_MARK_RUN = 1024
 
 # Every run line is of this shape (`runs.may_hold_run`).
 _PLAIN_START = re.compile(r"[ \t]{0,16}[DIWE] [A-Za-z0-9_][A-Za-z0-9_ ]*\Z")
@@ -68,6 +87,16 @@ def _levels_and_texts(text: str, span: tuple[int, int], count: int) -> tuple[lis
 def _bulk_regexes(lexer: LineLexer) -> tuple[re.Pattern[str] | None, Substrings | None]:
     """The grammar's run regex and the categories' required strings (`bulk`), once per process."""
     return run_regex(lexer), category_substrings()
+
+
+@functools.cache
+def _required_string(lexer: LineLexer, terminal: str) -> str:
+    """A string every match of `terminal` holds (`grammar.required_substrings`), or `""` (which every
+    line holds) when no single one can be shown."""
+    found = required_substrings(lexer._plan.terminals[terminal])
+    if found is None or found[1] or len(found[0]) != 1:
+        return ""
+    return next(iter(found[0]))
 
 
 def parse_rknn(text: LogText) -> ParsedLog:
@@ -120,10 +149,20 @@ def _parse_lines(source: LogSource, blocks: Iterable[tuple[list[str], list[int]]
         noise_pass.prefix_groups["ts"],
     )
     quiet = _QUIET_NOISE
+    native_string = _required_string(lexer, "NATIVE_PREFIX")  # (`RKNN: `)
     tensor_row, tensor_rows = assembler._tensor_row, assembler._tensor_rows
     layer_row, layer_rows, feed = assembler._layer_row, assembler._layer_rows, assembler.feed
     pass_values = assembler._pass_values
     counts = assembler.counts
+    # Native messages and fusion results come in runs (half the lines of the largest real compiler log,
+    # and 92 per build of it): the lines after the first read joined, by kind.
+    run_readers: dict[str, Callable[[list[str], list[int], int], int]] = {}
+    read_native, read_fusions = native_reader(lexer), fusion_reader(lexer)
+    if read_native is not None:
+        run_readers["NATIVE_MSG"] = functools.partial(assembler._native_run, read_native)
+    if read_fusions is not None:
+        run_readers["FUSE_RESULT"] = functools.partial(assembler._fusion_run, read_fusions)
+    read_marks = mark_reader(lexer)  # runs of pass markers, read joined
 
     def feed_each(lines: list[str], numbers: list[int]) -> None:
         """Line by line, except that a line that starts a run of table rows, noise lines or pass markers
@@ -136,6 +175,7 @@ def _parse_lines(source: LogSource, blocks: Iterable[tuple[list[str], list[int]]
         match_noise_, tensor_row_, layer_row_ = match_noise, tensor_row, layer_row
         match_pass_, pass_groups_, pass_values_ = match_pass, pass_groups, pass_values
         match_noise_pass_, noise_pass_groups_, run_from_ = match_noise_pass, noise_pass_groups, run_from
+        run_readers_, native_ = run_readers, native_string
         fast_tensor_, read_fast_tensors_, read_tensors_, read_layers_ = (
             fast_tensor,
             read_fast_tensors,
@@ -192,7 +232,24 @@ def _parse_lines(source: LogSource, blocks: Iterable[tuple[list[str], list[int]]
                     positions.__setstate__(last)
                     continue
             elif a.wrapped_perf is None:
-                m = match_noise_pass_(line)
+                # (both come after the native prefix: a line without the string it requires is neither,
+                # and a substring test costs a third of the failed match)
+                m = match_noise_pass_(line) if native_ in line else None
+                if m is not None and m.lastindex is not None and read_marks is not None:
+                    # A marker: the markers after it read joined (`bulk.mark_reader`), as `run_from`
+                    # would read them (a noise line ends the run; the loop reads it next).
+                    after = joined_run(read_marks, lines, i + 1, _MARK_RUN)
+                    if after:
+                        _, stamps, signs, raws = zip(*after, strict=True)
+                        mark, name, ts = m.group(*noise_pass_groups_)
+                        if "" in stamps:  # (`findall` gives '' for the timestamp a line lacks)
+                            stamps = tuple(stamp or None for stamp in stamps)
+                        last = i + 1 + len(after)
+                        a.open_message = None
+                        pass_values_((mark, *signs), (name, *raws), (ts, *stamps), numbers[i:last])
+                        a.last_fed = numbers[last - 1]
+                        positions.__setstate__(last)
+                        continue
                 if m is not None:
                     run = run_from_(match_noise_pass_, m, lines, i)
                     last = i + len(run)
@@ -200,11 +257,16 @@ def _parse_lines(source: LogSource, blocks: Iterable[tuple[list[str], list[int]]
                     marks = 0
                     # (a noise line's match holds no group: a run of noise alone is only counted)
                     if any(map(_LAST_GROUP, run)):
-                        for j, (mark, name, ts) in enumerate([r.group(*noise_pass_groups_) for r in run], i):
-                            if mark is not None:  # a pass marker (else a noise line, only counted)
-                                marks += 1
-                                a.last_fed = numbers[j]
-                                pass_values_(mark, name, ts, numbers[j])
+                        columns: list[Sequence[Any]] = list(
+                            zip(*[r.group(*noise_pass_groups_) for r in run], strict=True)
+                        )
+                        run_numbers: Sequence[int] = numbers[i:last]
+                        if None in columns[0]:  # noise lines among the markers: only counted
+                            kept = list(map(_IS_NOT, columns[0], repeat(None)))
+                            columns = [list(compress(column, kept)) for column in columns]
+                            run_numbers = list(compress(run_numbers, kept))
+                        marks = len(run_numbers)
+                        pass_values_(columns[0], columns[1], columns[2], run_numbers)
                     noise += len(run) - marks
                     a.last_fed = numbers[last - 1]
                     positions.__setstate__(last)
@@ -221,7 +283,7 @@ def _parse_lines(source: LogSource, blocks: Iterable[tuple[list[str], list[int]]
                     a.last_fed = number
                     a.open_message = None
                     mark, name, ts = m.group(*pass_groups_)
-                    pass_values_(mark, name, ts, number)
+                    pass_values_((mark,), (name,), (ts,), (number,))
                     continue
             kind, fields = classify_(line)
             if kind in quiet_:  # half of a verbose log: counted here, without a call
@@ -234,6 +296,11 @@ def _parse_lines(source: LogSource, blocks: Iterable[tuple[list[str], list[int]]
                 (tensor_row_ if kind == "TENSOR_ROW" else layer_row_)(fields, line, number)
             else:
                 feed_(kind, fields, line, number)
+                read_run = run_readers_.get(kind)
+                if read_run is not None:
+                    taken = read_run(lines, numbers, i + 1)
+                    if taken:
+                        positions.__setstate__(i + 1 + taken)
         counts["blank"] += blank
         counts["noise"] += noise
 

@@ -25,12 +25,14 @@ columns. What makes that exact, not a guess:
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Any
 
 from logscope.parsers import categories
 from logscope.parsers.grammar import LineLexer, most_matched, required_substrings, requires_outside
+from logscope.parsers.rknn.table_runs import JOINED_RUN, RowReader, joined_rows
 from logscope.parsers.runs import MAX_BODY, WORD, WORDS
 
 _LINE_CHARS = WORDS | {"\t"}
@@ -43,13 +45,16 @@ _MAX_INDENT = 16
 class MessageRun:
     """Consecutive `messages` rows of plain toolkit messages, column by column.
 
-    Every row has `line == end_line`, no logger, function, timestamp or category, and is not fatal.
+    Every row has `line == end_line`, the run's logger, its timestamp if any, no function or category,
+    and is not fatal.
     """
 
     build_index: int
     lines: list[int]
     levels: list[str] | str  # one level for the whole run, or one per row
     texts: list[str]
+    logger: str | None = None  # the run's logger (`RKNN` for native messages)
+    timestamps: list[str | None] | None = None  # one per row (native messages), or none at all
 
 
 def run_regex(lexer: LineLexer) -> re.Pattern[str] | None:
@@ -79,6 +84,77 @@ def run_regex(lexer: LineLexer) -> re.Pattern[str] | None:
     indent, body = f"[ \\t]{{0,{_MAX_INDENT}}}", f"[A-Za-z0-9_ ]{{0,{MAX_BODY - 1}}}"
     line = f"{indent}[DIWE] [{re.escape(firsts)}]{body}\\n"
     return re.compile(f"\\n(?!{line})")
+
+
+# A native message's fields, in the order the native-message row matcher holds them.
+NATIVE_FIELDS = ("NATIVE_PREFIX__level", "NATIVE_PREFIX__ts", "NATIVE_MSG__message")
+
+
+@functools.cache  # once per lexer (and process)
+def native_reader(lexer: LineLexer) -> RowReader | None:
+    r"""A reader of runs of native messages (`W RKNN: [ts] <text>` that no other native body takes), or
+    None when exactness cannot be shown (`table_runs.joined_rows`).
+
+    It is `joined_rows` of `row_matcher("NATIVE_PREFIX", "NATIVE_MSG")`, which matches a line exactly
+    when `classify` reads it as that prefix and that body: the terminals ranked before the prefix at
+    the line start and before the body after it (for the first characters it admits) are negative
+    look-aheads in it, each as `classify` tries it. First characters that more than two bodies ranked
+    before `NATIVE_MSG` may start with (`I`, `R`, `T`, digits, ...) are left to `classify`.
+    """
+    if "NATIVE_MSG" not in lexer.kinds or "NATIVE_PREFIX" not in lexer._plan.order:
+        return None
+    if "NATIVE_MSG" not in lexer._plan.order["NATIVE_PREFIX"]:
+        return None
+    pattern = lexer.row_pattern("NATIVE_PREFIX", "NATIVE_MSG")
+    return joined_rows(pattern, NATIVE_FIELDS, lexer.stored_regex)
+
+
+# The fields of a pass marker, in the order the pass-marker row matcher holds them (the level only
+# because `joined_rows` needs a first field that every match fills).
+MARK_FIELDS = ("NATIVE_PREFIX__level", "NATIVE_PREFIX__ts", "PASS_MARK__mark", "PASS_MARK__name")
+
+
+@functools.cache  # once per lexer (and process)
+def mark_reader(lexer: LineLexer) -> RowReader | None:
+    """A reader of runs of pass markers: `joined_rows` of `row_matcher("NATIVE_PREFIX", "PASS_MARK")`,
+    which matches a line exactly when `classify` reads it as a pass marker; None when that cannot be
+    shown."""
+    if "PASS_MARK" not in lexer.kinds or "PASS_MARK" not in lexer._plan.order.get("NATIVE_PREFIX", []):
+        return None
+    return joined_rows(lexer.row_pattern("NATIVE_PREFIX", "PASS_MARK"), MARK_FIELDS, lexer.stored_regex)
+
+
+# The fields of a fusion result, in the order its row matcher holds them (the level: see `MARK_FIELDS`).
+FUSION_FIELDS = ("PY_PREFIX__level", "FUSE_RESULT__rule", "FUSE_RESULT__body")
+
+
+@functools.cache  # once per lexer (and process)
+def fusion_reader(lexer: LineLexer) -> RowReader | None:
+    """A reader of runs of fusion results (`I     rule: remove node = [...], add node = [...]`):
+    `joined_rows` of `row_matcher("PY_PREFIX", "FUSE_RESULT", 5)`, which matches a line exactly when
+    `classify` reads it as a fusion result. Their body starts with blanks, where five terminals are
+    tried first (tracebacks, exceptions, progress bars, ...): each is a look-ahead of the matcher."""
+    if "FUSE_RESULT" not in lexer.kinds or "FUSE_RESULT" not in lexer._plan.order.get("PY_PREFIX", []):
+        return None
+    pattern = lexer.row_pattern("PY_PREFIX", "FUSE_RESULT", _FUSION_RIVALS)
+    return joined_rows(pattern, FUSION_FIELDS, lexer.stored_regex)
+
+
+_FUSION_RIVALS = 5
+
+
+def joined_run(read: RowReader, lines: list[str], start: int, most: int) -> list[tuple[str | None, ...]]:
+    """The rows `read` takes from `lines[start]` on, up to the first line it refuses, read `JOINED_RUN`
+    lines at a time, at most about `most` (a run goes on from where one stops)."""
+    rows: list[tuple[str | None, ...]] = []
+    while len(rows) < most:
+        chunk = read(lines, start + len(rows))
+        if not chunk:
+            break
+        rows += chunk
+        if len(chunk) < JOINED_RUN:
+            break
+    return rows
 
 
 def category_substrings() -> tuple[tuple[str, ...], tuple[str, ...]] | None:
@@ -138,7 +214,8 @@ def messages_frame(items: list[Any], columns: tuple[str, ...]) -> Any:
 
     text_columns = ("level", "logger", "func", "timestamp", "category", "message")
     texts: dict[str, list[Any]] = {column: [] for column in text_columns}
-    gaps: list[tuple[int, int]] = []  # (position in the text columns, rows): runs' empty text cells
+    # Per text column a run may leave empty: (position in the column, rows) of each run's empty cells.
+    gaps: dict[str, list[tuple[int, int]]] = {column: [] for column in text_columns}
     numbers: dict[str, list[Any]] = {"build_index": [], "line": [], "end_line": [], "fatal": []}
     filled = {"level", "message"}  # the text columns runs fill
     pending: list[Any] = []
@@ -172,13 +249,18 @@ def messages_frame(items: list[Any], columns: tuple[str, ...]) -> Any:
         levels = item.levels
         texts["level"].extend([levels] * count if isinstance(levels, str) else levels)
         texts["message"].extend(item.texts)
-        gaps.append((len(texts["logger"]), count))
+        for column, cells in (("logger", item.logger), ("timestamp", item.timestamps)):
+            if cells is None:
+                gaps[column].append((len(texts[column]), count))
+                continue
+            texts[column].extend([cells] * count if isinstance(cells, str) else cells)
+            if column not in filled and (isinstance(cells, str) or any(cell is not None for cell in cells)):
+                filled.add(column)
+        for column in ("func", "category"):
+            gaps[column].append((len(texts[column]), count))
         size += count
     flush()
-    data: dict[str, Any] = {
-        column: texts[column] if column in ("level", "message") else _with_gaps(texts[column], gaps)
-        for column in filled
-    }
+    data: dict[str, Any] = {column: _with_gaps(texts[column], gaps[column]) for column in filled}
     for column, pieces in numbers.items():
         joined = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int64)
         data[column] = joined.tolist() if joined.dtype == object else joined

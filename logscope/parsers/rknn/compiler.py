@@ -10,10 +10,28 @@ from typing import Any
 from logscope.parsers.grammar import Fields
 from logscope.parsers.rknn.evaluation import Evaluation
 from logscope.parsers.rknn.layer_cells import _LAYER_TAIL, read_tails, tail_columns, tail_layout
-from logscope.parsers.rknn.state import _LAYER_FIELDS, _TENSOR_FIELDS, BOUNDARIES
+from logscope.parsers.rknn.state import _LAYER_FIELDS, _ROW_COLUMNS, _TENSOR_FIELDS, BOUNDARIES
 from logscope.parsers.rknn.values import _demangle, _parse_settings, _to_bytes
 
 _BOUNDARY_PASSES = frozenset(key.partition(":")[2] for key in BOUNDARIES if key.startswith("PASS_MARK:"))
+# Where a `passes` row (a list in the schema's column order) holds what a pass's end fills in.
+_PASS_END_LINE, _PASS_END_TIME = (_ROW_COLUMNS["passes"].index(c) for c in ("end_line", "end_time"))
+# Pass names as `_demangle` reads them, by their spelling in the log: a log names a few dozen passes
+# thousands of times. Cleared when full, so memory stays bounded whatever the log names.
+_PASS_NAMES: dict[str, str] = {}
+_PASS_NAMES_SIZE = 4096
+
+
+def _pass_name(raw: str | None) -> str:
+    """`_demangle(raw)`, remembered in `_PASS_NAMES`."""
+    name = _demangle(raw or "")
+    if raw is not None:
+        if len(_PASS_NAMES) >= _PASS_NAMES_SIZE:
+            _PASS_NAMES.clear()
+        _PASS_NAMES[raw] = name
+    return name
+
+
 _UNFIT_LAYER_ROW = "layer row that fits neither its header nor a known layout"
 
 
@@ -46,46 +64,55 @@ class CompilerOutput(Evaluation):
         build.compiler_version = f["version"]
 
     def _pass_mark(self, f: Fields, line: str, number: int) -> None:
-        self._pass_values(f["mark"], f["name"], f.get("ts"), number)
+        self._pass_values((f["mark"],), (f["name"],), (f.get("ts"),), (number,))
 
-    def _pass_values(self, mark: str | None, raw: str | None, ts: str | None, number: int) -> None:
-        """One pass start or end from its fields (both lexer paths end here)."""
-        self.counts["structural"] += 1
-        name = _demangle(raw or "")
-        if (mark or "").startswith(">"):
-            # (only the passes `BOUNDARIES` names may open a build: the others go to the current one)
-            build = (
-                self._segment(f"PASS_MARK:{name}", number)
-                if name in _BOUNDARY_PASSES
-                else self._current(number)
-            )
-            record = {
-                "build_index": build.index,
-                "name": name,
-                "start_line": number,
-                "end_line": None,
-                "start_time": ts,
-                "end_time": None,
-            }
-            self.rows["passes"].append(record)
-            self.open_passes[name] = record
-            if name in ("RKNNModelBuildPass", "RKNNMemStatisticsPass"):
+    def _pass_values(
+        self,
+        marks: Sequence[str | None],
+        raws: Sequence[str | None],
+        stamps: Sequence[str | None],
+        numbers: Sequence[int],
+    ) -> None:
+        """Pass starts and ends from their fields, in line order: one marker (`classify`'s path) or a
+        run of them (`table_runs.run_from`), read in one call because a table-dense log holds thousands
+        of markers and a call per marker cost a fifth of their parse. Each marker reads as it would
+        alone: `last_fed` is its own line when it is read (a build it opens ends the one before there).
+
+        Rows are lists in the `passes` schema's column order (`_ROW_COLUMNS`): a start's row is open
+        until its end fills `end_line` and `end_time`."""
+        self.counts["structural"] += len(numbers)
+        append = self.rows["passes"].append
+        open_passes, builds, known = self.open_passes, self.builds, _PASS_NAMES
+        for mark, raw, ts, number in zip(marks, raws, stamps, numbers, strict=True):
+            self.last_fed = number
+            name = known.get(raw) if raw is not None else None
+            if name is None:
+                name = _pass_name(raw)
+            if mark and mark[0] == ">":
+                # (only the passes `BOUNDARIES` names may open a build: the others go to the current one)
+                if name in _BOUNDARY_PASSES:
+                    build = self._segment(f"PASS_MARK:{name}", number)
+                else:
+                    build = builds[-1] if builds else self._current(number)
+                record = [build.index, name, number, None, ts, None]
+                append(record)
+                open_passes[name] = record
+                if name == "RKNNModelBuildPass" or name == "RKNNMemStatisticsPass":
+                    self.table = None
+            else:
+                closing = open_passes.pop(name, None)
+                if closing is None:  # an excerpt that starts inside a pass
+                    closing = [
+                        (builds[-1] if builds else self._current(number)).index,
+                        name,
+                        None,
+                        None,
+                        None,
+                        None,
+                    ]
+                    append(closing)
+                closing[_PASS_END_LINE], closing[_PASS_END_TIME] = number, ts
                 self.table = None
-        else:
-            closing: dict[str, Any] | None = self.open_passes.pop(name) if name in self.open_passes else None
-            if closing is None:  # an excerpt that starts inside a pass
-                build = self._current(number)
-                closing = {
-                    "build_index": build.index,
-                    "name": name,
-                    "start_line": None,
-                    "end_line": None,
-                    "start_time": None,
-                    "end_time": None,
-                }
-                self.rows["passes"].append(closing)
-            closing["end_line"], closing["end_time"] = number, ts
-            self.table = None
 
     def _layer_header(self, f: Fields, line: str, number: int) -> None:
         self._structural()
@@ -268,13 +295,6 @@ class CompilerOutput(Evaluation):
         self._structural()
         build = self._current(number)
         inputs = [p.strip() for p in (f["inputs"] or "").split("+") if p.strip()]
-        self.rows["fusions"].append(
-            {
-                "build_index": build.index,
-                "section": "compiler",
-                "rule": "op_fusion",
-                "removed_nodes": inputs,
-                "added_nodes": [(f["output"] or "").strip()],
-                "line": number,
-            }
+        self.rows["fusions"].append(  # (in the schema's column order, as `_fuse_results` writes them)
+            [build.index, "compiler", "op_fusion", inputs, [(f["output"] or "").strip()], number]
         )

@@ -7,9 +7,10 @@ from typing import Any
 
 from logscope.parsers.categories import classify_exception, classify_message
 from logscope.parsers.grammar import Fields
-from logscope.parsers.rknn.bulk import MessageRun
+from logscope.parsers.rknn.bulk import MessageRun, joined_run
 from logscope.parsers.rknn.runtime import Runtime
-from logscope.parsers.rknn.state import _MAX_MESSAGE_CHARS, _ROW_COLUMNS
+from logscope.parsers.rknn.state import _MAX_MESSAGE_CHARS, _ROW_COLUMNS, _ROW_TABLES
+from logscope.parsers.rknn.table_runs import RowReader
 
 # The fields every message kind may carry, read in one call.
 _MESSAGE_FIELDS = ("level", "level2", "func", "message", "ts")
@@ -24,6 +25,8 @@ _FATAL_FUNCS = frozenset(
     {"build", "export_rknn", "load_onnx", "load_pytorch", "load_tflite", "init_runtime", "inference"}
 )
 _TRACEBACK_HEAD = "Traceback (most recent call last):"
+# Native messages read as one run at most (a real log's runs: a few hundred lines).
+NATIVE_RUN = 1024
 # The line that ends a traceback: an exception class (a name ending in Error/Exception/Interrupt, or
 # any dotted class such as onnxruntime's `...onnxruntime_pybind11_state.InvalidArgument`) and its message.
 _EXCEPTION_LINE = re.compile(
@@ -101,6 +104,54 @@ class Messages(Runtime):
         self.counts["message"] += len(numbers)
         self.last_fed = numbers[-1]
         self.open_message = None
+
+    def _native_run(self, read: RowReader, lines: list[str], numbers: list[int], start: int) -> int:
+        """Native messages from `lines[start]` on, right after one the ordinary path has read: how many
+        lines it took (0: none, the loop goes on line by line). `read` is `bulk.native_reader`, which
+        takes a line exactly when `classify` reads it as a native message.
+
+        The rows are those `_message` would make (the current build, the line's level and timestamp,
+        logger `RKNN`, no function), as one `MessageRun`. What `_message` does besides a row is left to
+        it: a run starts only when no traceback is open, no cut perf row waits and no row table is open
+        (where `_unfit_row` may take a line), and it stops before the first text that a category names
+        or that opens a traceback, and before the last line the reader takes, so the line after the run
+        is always a native message read the ordinary way (it sets the open message a continuation
+        extends, whatever the run held). The run's lines change nothing else, as on the ordinary path.
+        """
+        if self.traceback is not None or self.wrapped_perf is not None or self.table in _ROW_TABLES:
+            return 0
+        if not self.builds:
+            return 0
+        rows = joined_run(read, lines, start, NATIVE_RUN)
+        if len(rows) < 2:
+            return 0
+        del rows[-1]  # (left to the ordinary path)
+        levels, stamps, texts = (list(column) for column in zip(*rows, strict=True))
+        named = [t for t in set(texts) if t.startswith(_TRACEBACK_HEAD) or classify_message(t) is not None]
+        count = min(map(texts.index, named)) if named else len(texts)
+        if count == 0:
+            return 0
+        if count < len(texts):
+            del levels[count:], stamps[count:], texts[count:]
+        if "" in stamps:  # (`findall` gives '' for the timestamp a line lacks)
+            stamps = [stamp or None for stamp in stamps]
+        letter = levels[0]
+        run_numbers = numbers[start : start + count]
+        self.rows["messages"].append(
+            MessageRun(
+                self.builds[-1].index,
+                run_numbers,
+                letter if levels.count(letter) == count else levels,
+                texts,
+                "RKNN",
+                stamps,
+            )
+        )
+        self.has_message_runs = True
+        self.counts["message"] += count
+        self.last_fed = run_numbers[-1]
+        self.open_message = None
+        return count
 
     def _traceback_line(self, kind: str, func: str | None, text: str, number: int) -> bool:
         """Add a line to the open traceback (a frame, a source line, the closing exception line);

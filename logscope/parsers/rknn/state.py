@@ -94,9 +94,9 @@ _TENSOR_FIELDS = (
 _LAYER_FIELDS = ("id", "op_type", "dtype", "target", "inputs", "output", "tail")
 
 
-# The two big tables' rows are tuples, message rows lists, in their frame's schema order (build_frame
-# checks the width).
-_ROW_COLUMNS = {name: tuple(SCHEMAS[name]) for name in ("tensors", "layers", "messages")}
+# The two big tables' rows are tuples, message, pass and fusion rows lists, in their frame's schema order
+# (build_frame checks the width).
+_ROW_COLUMNS = {name: tuple(SCHEMAS[name]) for name in ("tensors", "layers", "messages", "passes", "fusions")}
 
 
 _MAX_MESSAGE_CHARS = 4000
@@ -264,8 +264,8 @@ class RknnState(BaseAssembler[_Build]):
         self.fuse_section: str | None = None
         self.open_message: list[Any] | None = None  # a `messages` row, in `_ROW_COLUMNS` order
         self.has_message_runs = False  # `messages` holds `bulk.MessageRun`s besides rows
-        self.open_fusion: dict[str, Any] | None = None
-        self.open_passes: dict[str, dict[str, Any]] = {}
+        self.open_fusion: list[Any] | None = None  # a `fusions` row, in `_ROW_COLUMNS` order
+        self.open_passes: dict[str, list[Any]] = {}  # a `passes` row, in `_ROW_COLUMNS` order
         self.last_progress: dict[str, Any] | None = None
         self.attr_io: str | None = None  # `Input tensors:` / `Output tensors:` of the proxy block
         self.eval_section: str | None = None  # eval_memory section: tk2 detail, or tk1 system/npu/total

@@ -4,10 +4,44 @@ progress bars, the WARN summary and the quantisation outlier table."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from logscope.parsers.grammar import Fields
+from logscope.parsers.rknn.bulk import joined_run
 from logscope.parsers.rknn.compiler import CompilerOutput
+from logscope.parsers.rknn.state import _ROW_COLUMNS
+from logscope.parsers.rknn.table_runs import RowReader
 from logscope.parsers.rknn.values import _parse_nodes
+
+# The node lists of a fusion result as the toolkit prints them (`remove node = ['a', 'b'], add node = ['c']`,
+# or a bare `['a']`), quotes without escapes, `', '` between names: read by one match and two splits.
+_PLAIN_NAMES = r"((?:'[^'\\\n]*'(?:, '[^'\\\n]*')*)?)"
+_PLAIN_NODES = re.compile(
+    rf"remove node = \[{_PLAIN_NAMES}\], add node = \[{_PLAIN_NAMES}\]|\[{_PLAIN_NAMES}\]"
+)
+
+
+def _nodes(body: str) -> tuple[list[str], list[str]] | None:
+    """`values._parse_nodes(body)`, the lists printed plainly read without its general reading (5 us a
+    line, half of a fusion result's cost; the largest real compiler log prints 92 per build).
+
+    Exact: on a body this regex matches whole, the general reading takes the same clauses (a `remove
+    node` list then an `add node` list, or one bare list: removed nodes) and each name is a quoted
+    string with no quote or backslash inside, so the names are the text between the list's first and
+    last quotes split at `', '` (which no name can hold). Any other body goes to `_parse_nodes`."""
+    m = _PLAIN_NODES.fullmatch(body)
+    if m is None:
+        return _parse_nodes(body)
+    removed, added, bare = m.groups()
+    if bare is not None:
+        return (bare[1:-1].split("', '") if bare else []), []
+    return (removed[1:-1].split("', '") if removed else []), (added[1:-1].split("', '") if added else [])
+
+
+# Fusion results read as one run at most (a run goes on from where one stops).
+_FUSION_RUN = 1024
+# Where a `fusions` row (a list in the schema's column order) holds its added nodes.
+_ADDED_NODES = _ROW_COLUMNS["fusions"].index("added_nodes")
 
 _TQDM_FRAME = re.compile(
     r"(?P<stage>[A-Z][A-Za-z]*(?: \d+)?) ?: +(?P<pct>\d+)%\|[^|]*\| *(?P<done>\d+)/(?P<total>\d+)"
@@ -69,51 +103,71 @@ class ToolkitLogger(CompilerOutput):
         self.fuse_section = (f["section"] or "").replace(" ", "_")
 
     def _fuse_result(self, f: Fields, line: str, number: int) -> None:
-        parsed = _parse_nodes(f["body"] or "")
-        if parsed is None:
-            self._unparsed(number, line, "malformed node list")
-            return
-        self._structural()
-        build = self._current(number)
-        removed, added = parsed
+        self._fuse_results((f["rule"],), (f["body"] or "",), (line,), (number,))
+
+    def _fuse_results(
+        self,
+        rules: Sequence[str | None],
+        bodies: Sequence[str],
+        lines: Sequence[str],
+        numbers: Sequence[int],
+    ) -> None:
+        """Fusion results in line order: one (`classify`'s path) or a run of them read joined
+        (`_fusion_run`). Rows are lists in the `fusions` schema's column order (`_ROW_COLUMNS`); the
+        last one stays open for an `add node` list wrapped onto the next line (`_fuse_cont`)."""
+        append, counts, builds = self.rows["fusions"].append, self.counts, self.builds
         section = self.fuse_section or "fuse_ops"
-        if section == "quant_optimizer":  # `adjust_relu: [...]` lists the nodes the rule acted on
-            removed, added = parsed[0] + parsed[1], []
-        row = {
-            "build_index": build.index,
-            "section": section,
-            "rule": f["rule"],
-            "removed_nodes": removed,
-            "added_nodes": added,
-            "line": number,
-        }
-        self.rows["fusions"].append(row)
-        self.open_fusion = row
+        acted_on = section == "quant_optimizer"  # `adjust_relu: [...]` lists the nodes the rule acted on
+        row = None
+        for rule, body, line, number in zip(rules, bodies, lines, numbers, strict=True):
+            parsed = _nodes(body)
+            if parsed is None:
+                self._unparsed(number, line, "malformed node list")
+                continue
+            counts["structural"] += 1
+            build = builds[-1] if builds else self._current(number)
+            removed, added = parsed
+            if acted_on:
+                removed, added = removed + added, []
+            row = [build.index, section, rule, removed, added, number]
+            append(row)
+        if row is not None:
+            self.open_fusion = row
+
+    def _fusion_run(self, read: RowReader, lines: list[str], numbers: list[int], start: int) -> int:
+        """Fusion results from `lines[start]` on, right after one the ordinary path has read (`bulk.
+        fusion_reader`, which takes a line exactly when `classify` reads it as one): how many lines it
+        took. Each is what `feed` and `_fuse_result` make of it, in order: no cut perf row can be
+        waiting (the first line flushed it), and the lines change no context the loop reads."""
+        if self.wrapped_perf is not None:
+            return 0
+        rows = joined_run(read, lines, start, _FUSION_RUN)
+        if not rows:
+            return 0
+        _, rules, bodies = zip(*rows, strict=True)
+        stop = start + len(rows)
+        self._fuse_results(rules, bodies, lines[start:stop], numbers[start:stop])
+        self.last_fed = numbers[stop - 1]
+        self.open_message = None
+        return len(rows)
 
     def _fuse_cont(self, f: Fields, line: str, number: int) -> None:
-        parsed = _parse_nodes(f["body"] or "")
+        parsed = _nodes(f["body"] or "")
         if parsed is None or self.open_fusion is None:
             self._unparsed(number, line, "add-node list without a fusion rule before it")
             return
         self._structural()
-        self.open_fusion["added_nodes"] = self.open_fusion["added_nodes"] + parsed[1]
+        self.open_fusion[_ADDED_NODES] = self.open_fusion[_ADDED_NODES] + parsed[1]
 
     def _fold_remove(self, f: Fields, line: str, number: int) -> None:
-        parsed = _parse_nodes(f["body"] or "")
+        parsed = _nodes(f["body"] or "")
         if parsed is None:
             self._unparsed(number, line, "malformed node list")
             return
         self._structural()
         build = self._current(number)
         self.rows["fusions"].append(
-            {
-                "build_index": build.index,
-                "section": "fold_constant",
-                "rule": "fold_constant",
-                "removed_nodes": parsed[0] + parsed[1],
-                "added_nodes": [],
-                "line": number,
-            }
+            [build.index, "fold_constant", "fold_constant", parsed[0] + parsed[1], [], number]
         )
 
     def _progress(self, f: Fields, line: str, number: int) -> None:
