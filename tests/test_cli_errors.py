@@ -173,9 +173,11 @@ def test_a_frame_build_failure_names_the_row_line(
     """Building a frame fails on one row's cell (the const tensor `conv.weight`, line 21): the row is
     found after the failure and the one line says `FILE:21`."""
     import logscope.frames as frames
+    from logscope.parsers.rknn.tensor_rows import TensorRows
 
     original = frames._typed_array
     original_rows = frames._arrow_rows
+    original_columns = TensorRows._arrow_columns
 
     def failing(values: list[object], dtype: str) -> object:
         if "conv.weight" in values:
@@ -186,8 +188,13 @@ def test_a_frame_build_failure_names_the_row_line(
         # (the cell fails the whole-table conversion too, which then leaves it to the columns)
         return None if any("conv.weight" in row for row in table) else original_rows(name, table, columns)
 
+    def failing_columns(rows: TensorRows) -> object:
+        # (and the tensor table's column conversion, which then sends it to the per-row reading)
+        return None if any("conv.weight" in row for row in rows) else original_columns(rows)
+
     monkeypatch.setattr(frames, "_typed_array", failing)
     monkeypatch.setattr(frames, "_arrow_rows", failing_rows)
+    monkeypatch.setattr(TensorRows, "_arrow_columns", failing_columns)
     assert _run(monkeypatch, "parse", str(LOG)) == 3
     assert capsys.readouterr().err == (
         f"logscope: internal error: KeyError: 'injected' ({LOG}:21; --debug shows the traceback)\n"
