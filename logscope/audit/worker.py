@@ -145,15 +145,7 @@ def audit_file(task: FileTask) -> FileResult:
     mtime = dt.datetime.fromtimestamp(st.st_mtime, dt.UTC).replace(tzinfo=None)
     row = _file_row(path, sha256, st.st_size, mtime)
     stream = LogStream(path)
-    # The log's time is searched in the first lines the parse reads, as they pass: opening the file a
-    # second time to read them again cost 0.5 ms per CI log.
-    blocks, head = first_lines(iter(stream), _TIME_LINES)
-    status, error, tables = _audit_log(
-        task,
-        row,
-        lambda: parse_stream(stream, blocks),
-        lambda: log_time_in(*head[0]) if head else (None, None),
-    )
+    status, error, tables = _audit_stream(task, row, stream)
     if not sha256:
         if (
             status == "ok"
@@ -171,6 +163,21 @@ def audit_file(task: FileTask) -> FileResult:
                 return FileResult(path, "", "rejected", _one_line(str(exc)), {}, {}, 0, 0)
         row["sha256"] = sha256
     return FileResult(path, sha256, status, error, row, tables, st.st_size, st.st_mtime_ns)
+
+
+def _audit_stream(
+    task: FileTask, row: dict[str, Any], stream: LogStream
+) -> tuple[str, str | None, dict[str, pa.Table]]:
+    """`_audit_log` of a file or object read as `stream`. The log's time is searched in the first lines
+    the parse reads, as they pass: opening a file a second time to read them again cost 0.5 ms per CI log,
+    and an object would be downloaded twice."""
+    blocks, head = first_lines(iter(stream), _TIME_LINES)
+    return _audit_log(
+        task,
+        row,
+        lambda: parse_stream(stream, blocks),
+        lambda: log_time_in(*head[0]) if head else (None, None),
+    )
 
 
 def _hashed_by_parse(path: str, st: os.stat_result) -> bool:
@@ -193,13 +200,7 @@ def _audit_object(task: FileTask) -> FileResult:
         info = reader.info
         row = _file_row(url, "", info.size, info.mtime)
         stream = LogStream(url, max_bytes=reader.max_bytes, opener=reader.open)
-        blocks, head = first_lines(iter(stream), _TIME_LINES)
-        status, error, tables = _audit_log(
-            task,
-            row,
-            lambda: parse_stream(stream, blocks),
-            lambda: log_time_in(*head[0]) if head else (None, None),
-        )
+        status, error, tables = _audit_stream(task, row, stream)
         try:
             sha256 = reader.finish()
         except OSError as exc:
