@@ -268,6 +268,7 @@ def parse_command(
 ) -> None:
     """Parse logs and run the rules: what was built, where the memory goes, what is wrong."""
     from logscope.api import analyze
+    from logscope.collector import collector_paused
     from logscope.outputs import frame_files, frame_folders
     from logscope.render.ci import LogFindings
     from logscope.render.frames_out import write_frames
@@ -311,16 +312,20 @@ def parse_command(
         LogFindings(log.source, log.findings, config.fail_on)
         for log, config in zip(logs, configs, strict=True)
     ]
-    if _write_ci_format(output_format.value, ci_logs) or not logs:
-        pass
-    elif output_format is ParseFormat.json:
-        _out(render_json(logs) + "\n")
-    elif output_format is ParseFormat.markdown:
-        _out("\n\n".join(render_markdown(log) for log in logs) + "\n")
-    else:
-        limit = None if verbose or max_findings <= 0 else max_findings
-        width = None if verbose else TEXT_WIDTH
-        _echo("\n\n".join(render_text(log, max_findings=limit) for log in logs), width)
+    # The logs stay alive until the output is written; with the collector on, its first pass after
+    # `analyze` walked every row they hold while the output was being built (half the JSON's cost on a
+    # 100 MB log). An output makes no cyclic garbage.
+    with collector_paused():
+        if _write_ci_format(output_format.value, ci_logs) or not logs:
+            pass
+        elif output_format is ParseFormat.json:
+            _out(render_json(logs) + "\n")
+        elif output_format is ParseFormat.markdown:
+            _out("\n\n".join(render_markdown(log) for log in logs) + "\n")
+        else:
+            limit = None if verbose or max_findings <= 0 else max_findings
+            width = None if verbose else TEXT_WIDTH
+            _echo("\n\n".join(render_text(log, max_findings=limit) for log in logs), width)
     if bad:
         if len(files) > 1:
             _error(f"{bad} of {len(files)} files could not be read (above)")
