@@ -16,7 +16,6 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from logscope.errors import OutputError
-from logscope.io import display_path
 
 PathLike = str | os.PathLike[str]
 
@@ -30,6 +29,8 @@ def check_outputs(
 ) -> None:
     """Raise `OutputError` if a file of `files` (or a folder of `folders`) is one of `inputs` (None
     entries, options not given, are ignored), or if a file of `files` exists and `force` is not set."""
+    from logscope.io import display_path  # (here: the reader imports numpy, which `--help` need not)
+
     known: dict[tuple[int, int], str] = {}
     for path in inputs:
         if path is None:

@@ -167,9 +167,20 @@ def test_the_cache_folder_is_configurable_and_can_be_turned_off(tmp_path):
 
 def test_importing_logscope_and_its_cli_leaves_the_heavy_libraries_alone():
     """`import logscope` and `import logscope.cli` pay for nothing heavy: the library's names load on
-    first use and each command imports what it uses, so `logscope --help` never loads pandas, pyarrow,
+    first use and each command imports what it uses, so `logscope --help` never loads pandas, pyarrow, numpy,
     the grammars, plotting, the store, ONNX, jinja2 or dask."""
-    heavy = ["matplotlib", "duckdb", "onnx", "jinja2", "dask", "pandas", "pyarrow", "lark", "pydantic"]
+    heavy = [
+        "matplotlib",
+        "duckdb",
+        "onnx",
+        "jinja2",
+        "dask",
+        "pandas",
+        "pyarrow",
+        "numpy",
+        "lark",
+        "pydantic",
+    ]
     for module, names in {"logscope": heavy, "logscope.cli": heavy}.items():
         out = _run(f"import sys, {module}; print(' '.join(m for m in {names!r} if m in sys.modules))")
         assert out.returncode == 0, out.stderr
