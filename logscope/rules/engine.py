@@ -25,27 +25,31 @@ from logscope.rules.registry import Rule
 def applicable(rule: Rule, log: ParsedLog) -> bool:
     """True when every frame the rule needs is present and non-empty; an entry `"perf|layers"` is
     satisfied by either frame."""
-    return all(
-        any(name in log.frames and len(log.frames[name]) > 0 for name in entry.split("|"))
-        for entry in rule.needs
-    )
+    return _needs_met(rule, filled_frames(log))
+
+
+def filled_frames(log: ParsedLog) -> set[str]:
+    """The names of the log's frames with rows (`Frames.filled` makes no empty frame to answer)."""
+    frames = log.frames
+    if isinstance(frames, Frames):
+        return frames.filled()
+    return {name for name, frame in frames.items() if len(frame) > 0}
+
+
+def _needs_met(rule: Rule, filled: set[str]) -> bool:
+    return all(any(name in filled for name in entry.split("|")) for entry in rule.needs)
 
 
 def run_rules(log: ParsedLog, config: Config | None = None) -> list[Finding]:
     """All findings of the enabled, applicable rules, stamped and sorted."""
     config = config or Config()
     findings: list[Finding] = []
-    frames = log.frames
-    filled = (
-        frames.filled()
-        if isinstance(frames, Frames)
-        else {name for name, frame in frames.items() if len(frame) > 0}
-    )
+    filled = filled_frames(log)  # listed once per log, not once per rule
     forget_frames()  # the rules' per-frame caches start empty and are dropped after the run
     try:
         for rule, options, override in _settings(config):
-            if not all(any(name in filled for name in entry.split("|")) for entry in rule.needs):
-                continue  # `applicable`, from the frames with rows listed once
+            if not _needs_met(rule, filled):
+                continue
             try:
                 for finding in rule.check(log, options):
                     findings.append(
