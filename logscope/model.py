@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from logscope.figures import DERIVED_KEYS as _FIGURE_DERIVED_KEYS
-from logscope.frames import SCHEMAS, empty_frame, plain_value
+from logscope.frames import SCHEMAS, build_frame, empty_frame, plain_value
 
 SCHEMA_VERSION = 1
 
@@ -74,6 +74,13 @@ class Frames(dict[str, pd.DataFrame]):
     def defer(self, name: str) -> None:
         """Declare frame `name` empty, made when read."""
         dict.__setitem__(self, name, _PENDING)
+
+    def build(self, name: str, rows: Sequence[Any], columns: Sequence[str] | None = None) -> None:
+        """Frame `name` of `rows` (`frames.build_frame`), or declared empty when there are none."""
+        if rows:
+            self[name] = build_frame(name, rows, columns)
+        else:
+            self.defer(name)
 
     def declare(self, names: Iterable[str]) -> None:
         """Every name of `names` not present yet, empty (`ParsedLog` declares every schema's)."""

@@ -277,22 +277,17 @@ class McuAssembler(TinyEngine):
         # A frame without rows is declared, made when read (`Frames`): most of a log's frames are empty.
         frames = Frames()
         for name, rows in self.rows.items():
-            if name == "mcu_runs":
-                continue
-            if rows:
-                frames[name] = build_frame(name, rows)
-            else:
-                frames.defer(name)
-        made = (
-            ("unparsed", self.account.frame if self.account.unparsed_rows else None),
-            ("mcu_runs", (lambda: build_frame("mcu_runs", runs)) if runs else None),
-            ("ops", self._ops_frame if self.ops or self.heap_rows else None),
-        )
-        for name, make in made:
-            if make is None:
-                frames.defer(name)
-            else:
-                frames[name] = make()
+            if name != "mcu_runs":
+                frames.build(name, rows)
+        if self.account.unparsed_rows:
+            frames["unparsed"] = self.account.frame()
+        else:
+            frames.defer("unparsed")
+        frames.build("mcu_runs", runs)
+        if self.ops or self.heap_rows:
+            frames["ops"] = self._ops_frame()
+        else:
+            frames.defer("ops")
         families: Counter[str] = Counter()
         for run in self.runs:
             families.update(run.families)

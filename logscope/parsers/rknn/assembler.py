@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from logscope.frames import build_frame
 from logscope.io import LogSource
 from logscope.model import Frames, ParsedLog
 from logscope.parsers.grammar import Fields
@@ -154,7 +153,7 @@ class RknnAssembler(ToolkitLogger):
             elif name == "messages" and self.has_message_runs:
                 frames[name] = messages_frame(rows, _ROW_COLUMNS[name])
             else:
-                frames[name] = build_frame(name, rows, _ROW_COLUMNS.get(name))
+                frames.build(name, rows, _ROW_COLUMNS.get(name))
         if self.rows["accuracy"]:
             frames["accuracy_layers"] = join_accuracy_layers(frames["accuracy"], frames["layers"])
         else:  # (what the join returns for no accuracy row)
@@ -164,10 +163,7 @@ class RknnAssembler(ToolkitLogger):
         else:
             frames.defer("unparsed")
         for name, rows in (("builds", builds), ("memory", memory), ("perf_totals", perf_totals)):
-            if rows:
-                frames[name] = build_frame(name, rows)
-            else:
-                frames.defer(name)
+            frames.build(name, rows)
         total = sum(self.counts.values())
         kind = _log_kind(builds, self.counts)
         return ParsedLog(
