@@ -533,7 +533,7 @@ def _drain_at(options: AuditOptions) -> int:
     stopped left the other cores idle for up to 0.2 s). 0 in this process, where nothing runs
     alongside a commit."""
     if options.engine == "dask":
-        return 2 * options.jobs  # (as `run_dask` submits: for the local cluster it starts)
+        return DASK_IN_FLIGHT * options.jobs  # (as `run_dask` submits: for the local cluster it starts)
     return IN_FLIGHT * options.jobs if options.jobs > 1 else 0
 
 
@@ -696,6 +696,8 @@ def run_pool(
 # while this process commits a batch (about 3 ms of DuckDB work per CI log, 64 logs at a time); with 2,
 # the workers of a 2-core machine ran dry during each commit.
 IN_FLIGHT = 4
+# Tasks submitted to a dask cluster per worker thread at a time.
+DASK_IN_FLIGHT = 2
 
 _WORKER_DIED = "a worker process died while auditing this file (killed, or out of memory)"
 
@@ -740,7 +742,7 @@ def run_dask(
         completed.add(fut)
 
     try:
-        for task in list(_take(pending, 2 * max(jobs, len(client.nthreads()) or 1))):
+        for task in list(_take(pending, DASK_IN_FLIGHT * max(jobs, len(client.nthreads()) or 1))):
             submit(task)
         for fut in completed:
             task = by_key.pop(fut.key)
