@@ -20,9 +20,11 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
+from logscope.analysis.pool import _masked_parts as masked_parts
 from logscope.frames import column_array, plain_value
-from logscope.model import ParsedLog
+from logscope.model import Frames, ParsedLog
 from logscope.units import human_bytes
 
 MiB = 1024 * 1024
@@ -206,7 +208,7 @@ class Columns:
     def __getitem__(self, name: str) -> list[Any]:
         values = self._values.get(name)
         if values is None:
-            values = self._values[name] = self.array(name).tolist()
+            values = self._values[name] = listed(self.array(name))
         return values
 
     def array(self, name: str) -> Any:
@@ -226,7 +228,7 @@ class Columns:
         values = self._values.get(name)
         if values is not None:
             return [values[p] for p in positions]
-        return self.array(name).take(list(positions)).tolist()
+        return listed(self.array(name), list(positions))
 
     def pick(self, positions: list[int], names: Iterable[str]) -> list[SimpleNamespace]:
         """The rows at `positions` with the columns `names` as attributes (like `itertuples()` rows):
@@ -247,8 +249,7 @@ class Columns:
         a rule decides per value and spreads the answer with numpy instead of testing every row."""
         made = self._codes.get(name)
         if made is None:
-            codes, uniques = pd.factorize(self.array(name))
-            made = self._codes[name] = (np.asarray(codes, dtype=np.int64), list(uniques.tolist()))
+            made = self._codes[name] = factorized(self.array(name))
         return made
 
     def ints(self, name: str, missing: int = 0) -> np.ndarray:
@@ -256,7 +257,13 @@ class Columns:
         key = (name, missing)
         made = self._ints.get(key)
         if made is None:
-            made = self._ints[key] = np.asarray(self.array(name).to_numpy(dtype="int64", na_value=missing))
+            array = self.array(name)
+            parts = masked_parts(array)
+            if parts is not None and parts[0].dtype == np.int64:
+                made = np.where(parts[1], missing, parts[0])
+            else:
+                made = np.asarray(array.to_numpy(dtype="int64", na_value=missing))
+            self._ints[key] = made
         return made
 
     def missing(self, name: str) -> np.ndarray:
@@ -388,6 +395,67 @@ class Columns:
         return self._by_line
 
 
+def _arrow_text(array: Any) -> pa.Array | None:
+    """The Arrow array of an Arrow-backed text column (its chunks joined: a frame made by `concat` has
+    several), None for any other array."""
+    dtype = array.dtype
+    if not isinstance(dtype, pd.StringDtype) or dtype.storage != "pyarrow":
+        return None
+    text = pa.array(array)
+    return text.combine_chunks() if isinstance(text, pa.ChunkedArray) else text
+
+
+def listed(array: Any, positions: list[int] | None = None) -> list[Any]:
+    """`array.tolist()`, or `array.take(positions).tolist()`: the cells as Python values, the dtype's
+    missing value (`pd.NA`) where missing, as pandas gives them.
+
+    Why not pandas: `tolist` and `take` on an Arrow-backed text column or a masked numeric one go
+    through `to_numpy` and its warning filters, 10-60 µs a call whatever the length, and the rules read
+    about 30 columns of every log. Text is read by Arrow (`to_pylist`, None as the missing value),
+    masked columns from their values and mask (`logscope.analysis.pool`'s reader, which checks their
+    layout); any other array, or a negative position, takes pandas' own path (tests compare the two on
+    every dtype)."""
+    if positions is not None and positions and min(positions) < 0:
+        return array.take(positions).tolist()
+    text = _arrow_text(array)
+    if text is not None:
+        if positions is not None:
+            text = text.take(pa.array(positions, type=pa.int64()))
+        cells = text.to_pylist()
+        if text.null_count:
+            na = array.dtype.na_value
+            return [na if cell is None else cell for cell in cells]
+        return cells
+    parts = masked_parts(array)
+    if parts is None:
+        return array.tolist() if positions is None else array.take(positions).tolist()
+    data, mask = parts
+    if positions is not None:
+        data, mask = data[positions], mask[positions]
+    values = data.tolist()
+    if not mask.any():
+        return values
+    na = pd.NA
+    return [na if missing else value for value, missing in zip(values, mask.tolist(), strict=True)]
+
+
+def factorized(array: Any) -> tuple[np.ndarray, list[Any]]:
+    """(`pd.factorize(array)` codes as int64, its uniques as a list): codes number the distinct values
+    in order of first appearance, -1 for a missing cell. An Arrow-backed text column is encoded by
+    Arrow directly, as pandas itself does it (`dictionary_encode`, missing cells masked) without its
+    20-70 µs of wrapping."""
+    text = _arrow_text(array)
+    if text is None or not len(text):
+        codes, uniques = pd.factorize(array)
+        return np.asarray(codes, dtype=np.int64), list(uniques.tolist())
+    encoded = text.dictionary_encode(null_encoding="mask")
+    indices = encoded.indices
+    if indices.null_count:
+        indices = indices.fill_null(-1)
+    codes = np.asarray(indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+    return codes, encoded.dictionary.to_pylist()
+
+
 def in_line_order(rows: list[int], lines: list[Any]) -> list[int]:
     """`rows` (positions) sorted by their `lines` cell, stably; a row without a line goes last, as
     `sort_values("line")` puts it. Rows already in order are returned as they are (no sort)."""
@@ -429,6 +497,28 @@ def columns(frame: pd.DataFrame) -> Columns:
     return made
 
 
+def filled_frame(log: ParsedLog, name: str) -> pd.DataFrame | None:
+    """`log.frames[name]` when the log has that frame with rows, else None. A frame the parse declared
+    empty is not made to answer (an empty frame costs 20-100 µs to make, and most logs lack `perf`,
+    `perf_ranking` and `perf_totals`, which several rules look for)."""
+    frames = log.frames
+    if isinstance(frames, Frames):
+        filled = None
+        for cached, names in _FILLED:
+            if cached is frames:
+                filled = names
+        if filled is None:
+            filled = frames.filled()
+            _FILLED.insert(0, (frames, filled))
+            del _FILLED[4:]
+        return frames[name] if name in filled else None
+    frame = frames.get(name)
+    return frame if frame is not None and len(frame) else None
+
+
+_FILLED: list[tuple[Frames, set[str]]] = []
+
+
 def message_positions(log: ParsedLog, categories: Iterable[str]) -> list[int]:
     """Positions of the `messages` rows whose category is one of `categories`, in line order (the
     rows `messages_in` returns, without building a frame)."""
@@ -458,6 +548,7 @@ def forget_frames() -> None:
     _COLUMNS.clear()
     _SPLITS.clear()
     _CATEGORIES.clear()
+    _FILLED.clear()
 
 
 def first_line(text: Any) -> str:
@@ -483,8 +574,8 @@ def grouped(frame: pd.DataFrame) -> Iterator[tuple[int | None, pd.DataFrame]]:
 
 def printed_perf_total(log: ParsedLog, build_index: int | None) -> tuple[int | None, int | None]:
     """The build's printed total perf time (µs) and its line, from `perf_totals`; (None, None) if none."""
-    totals = log.frames.get("perf_totals")
-    if totals is None or totals.empty:
+    totals = filled_frame(log, "perf_totals")
+    if totals is None:
         return None, None
     for row in rows_of_build(totals, build_index).itertuples(index=False):
         value = as_int(row.total_time_us)

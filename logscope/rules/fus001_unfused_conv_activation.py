@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from logscope.model import ParsedLog
-from logscope.rules._common import as_int, as_str, columns, parse_shape
+from logscope.rules._common import as_int, as_str, columns, filled_frame, parse_shape
 from logscope.rules.finding import Finding, Severity
 
 CODE = "FUS001"
@@ -87,8 +87,7 @@ def _first_input(shapes: str | None) -> tuple[int, ...] | None:
 
 
 def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
-    tables = [log.frames[n] for n in ("layers", "perf") if n in log.frames and len(log.frames[n])]
-    for table in tables:
+    for table in (frame for n in ("layers", "perf") if (frame := filled_frame(log, n)) is not None):
         # Every build at once: rows by build (rows outside any build last), then line (a missing line
         # sorts as 0), then frame order; a candidate is a convolution whose next row in the same
         # build is a follower. Op types are tested once per distinct type, not per row.

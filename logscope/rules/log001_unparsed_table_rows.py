@@ -35,7 +35,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from logscope.model import ParsedLog
-from logscope.rules._common import as_int, as_str, columns, grouped, printed_perf_total
+from logscope.rules._common import as_int, as_str, columns, filled_frame, grouped, printed_perf_total
 from logscope.rules.finding import Finding, Severity
 
 CODE = "LOG001"
@@ -82,8 +82,8 @@ def _unread_rows(log: ParsedLog) -> Iterator[Finding]:
 
 def _totals_missed(log: ParsedLog, options: Options) -> Iterator[Finding]:
     """A printed perf total the rows read do not add up to."""
-    perf = log.frames.get("perf")
-    if perf is None or perf.empty:
+    perf = filled_frame(log, "perf")
+    if perf is None:
         return
     for build_index, rows in grouped(perf):
         total, total_line = printed_perf_total(log, build_index)

@@ -56,6 +56,7 @@ from logscope.rules._common import (
     as_str,
     build_slices,
     columns,
+    filled_frame,
     first_line,
     message_positions,
 )
@@ -86,8 +87,7 @@ HINT = (
 
 def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
     yield from _ranking_cpu_time(log, options)
-    tables = [log.frames[n] for n in ("layers", "perf") if n in log.frames and len(log.frames[n])]
-    for table in tables:
+    for table in (frame for n in ("layers", "perf") if (frame := filled_frame(log, n)) is not None):
         yield from _check_table(log, columns(table))
 
 
@@ -188,8 +188,8 @@ def _check_table(log: ParsedLog, cols: Columns) -> Iterator[Finding]:
 
 def _ranking_cpu_time(log: ParsedLog, options: Options) -> Iterator[Finding]:
     """Op types the ranking table shows spending time on the CPU."""
-    ranking = log.frames.get("perf_ranking")
-    if ranking is None or ranking.empty:
+    ranking = filled_frame(log, "perf_ranking")
+    if ranking is None:
         return
     cols = columns(ranking)
     for build_index, positions in cols.by_line().items():

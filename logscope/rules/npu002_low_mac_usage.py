@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from logscope.model import ParsedLog
-from logscope.rules._common import as_int, as_str, columns, grouped, pct, printed_perf_total
+from logscope.rules._common import as_int, as_str, columns, filled_frame, grouped, pct, printed_perf_total
 from logscope.rules.finding import Finding, Severity
 
 CODE = "NPU002"
@@ -74,8 +74,8 @@ def mac_percent(text: str | None) -> float | None:
 
 def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
     for frame_name in ("perf", "layers"):
-        frame = log.frames.get(frame_name)
-        if frame is not None and len(frame):
+        frame = filled_frame(log, frame_name)
+        if frame is not None:
             yield from _check_table(log, frame, options)
 
 

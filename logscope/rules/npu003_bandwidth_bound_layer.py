@@ -70,7 +70,16 @@ import numpy as np
 import pandas as pd
 
 from logscope.model import ParsedLog
-from logscope.rules._common import as_float, as_int, as_str, columns, grouped, pct, printed_perf_total
+from logscope.rules._common import (
+    as_float,
+    as_int,
+    as_str,
+    columns,
+    filled_frame,
+    grouped,
+    pct,
+    printed_perf_total,
+)
 from logscope.rules.finding import Finding, Severity
 
 CODE = "NPU003"
@@ -97,8 +106,8 @@ HINT = (
 
 def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
     for frame_name in ("perf", "layers"):
-        frame = log.frames.get(frame_name)
-        if frame is not None and len(frame):
+        frame = filled_frame(log, frame_name)
+        if frame is not None:
             yield from _check_table(log, frame_name, frame, options)
 
 
