@@ -276,3 +276,70 @@ def test_alc001_reads_the_rows_pandas_read(seed):
     finally:
         forget_frames()
     assert got == _alc001_rows_as_pandas(messages)
+
+
+@pytest.mark.parametrize("storage", ["python", "pyarrow"])
+@pytest.mark.parametrize(
+    "values",
+    [
+        pd.array(["Conv", None, "Relu", "Conv", "", "Relu"], dtype="string"),
+        pd.array([None, None], dtype="string"),
+        pd.array([], dtype="string"),
+        pd.array([1, None, 3, 1], dtype="Int64"),
+        pd.array([1.5, None, float("nan"), 2.0], dtype="Float64"),
+        pd.array([True, None, False], dtype="boolean"),
+        pd.array([(1, 2), None, "x"], dtype=object),
+    ],
+)
+def test_listed_and_factorized_are_what_pandas_gives(values, storage):
+    """`listed` and `factorized` skip pandas' `tolist`, `take` and `factorize` for Arrow text and masked
+    columns: the same cells (types and the missing value included), the same codes and uniques."""
+    from logscope.rules._common import factorized, listed
+
+    if isinstance(values.dtype, pd.StringDtype):
+        values = values.astype(pd.StringDtype(storage))
+    frame = pd.DataFrame({"c": values})
+    array = frame["c"].array
+    expected = array.tolist()
+    assert [type(v) for v in listed(array)] == [type(v) for v in expected]
+    assert str(listed(array)) == str(expected)
+    assert listed(array, []) == []  # (pandas' own `take([])` fails on Arrow text)
+    for positions in ([len(values) - 1, 0, 0], [-1]) if len(values) else ():
+        taken = array.take(positions).tolist()
+        assert [type(v) for v in listed(array, positions)] == [type(v) for v in taken]
+        assert str(listed(array, positions)) == str(taken)
+    if values.dtype != object:
+        codes, uniques = pd.factorize(array)
+        got_codes, got_uniques = factorized(array)
+        assert got_codes.dtype == np.int64
+        assert got_codes.tolist() == codes.tolist()
+        assert str(got_uniques) == str(list(uniques.tolist()))
+
+
+def test_listed_reads_a_text_column_of_several_chunks():
+    parts = [pd.DataFrame({"c": pd.array(v, dtype="string[pyarrow]")}) for v in (["a", None], ["b", "a"])]
+    array = pd.concat(parts, ignore_index=True)["c"].array
+    from logscope.rules._common import factorized, listed
+
+    assert str(listed(array)) == str(array.tolist())
+    assert str(listed(array, [3, 1, 2])) == str(array.take([3, 1, 2]).tolist())
+    assert factorized(array)[0].tolist() == [0, -1, 1, 0]
+    assert factorized(array)[1] == ["a", "b"]
+
+
+def test_filled_frame_makes_no_empty_frame():
+    from logscope.model import Frames
+    from logscope.rules._common import filled_frame
+
+    frames = Frames()
+    frames["layers"] = _frame()
+    frames.defer("perf")
+    log = ParsedLog(source="x.log", kind="rknn-build", frames=frames, line_counts={})
+    assert filled_frame(log, "layers") is frames["layers"]
+    assert filled_frame(log, "perf") is None
+    assert filled_frame(log, "absent") is None
+    assert "perf" not in frames.filled() and dict.__getitem__(frames, "perf") is not None
+    assert type(dict.__getitem__(frames, "perf")) is not pd.DataFrame  # still pending
+    forget_frames()
+    plain = ParsedLog(source="x.log", kind="rknn-build", frames={"perf": empty_frame("perf")}, line_counts={})
+    assert filled_frame(plain, "perf") is None
