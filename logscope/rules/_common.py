@@ -139,10 +139,14 @@ def _categories(messages: pd.DataFrame) -> dict[str, list[int]]:
     for cached, known in _CATEGORIES:
         if cached is messages:
             return known
-    index: dict[str, list[int]] = {}
-    for position, category in enumerate(columns(messages)["category"]):  # the shared list
-        if type(category) is str:
-            index.setdefault(category, []).append(position)
+    # A log has a handful of categories over up to 100,000 messages: one comparison of the codes per
+    # category, not a Python step per message (4.7 -> 0.5 ms on a 20 MB log).
+    codes, values = columns(messages).codes("category")
+    index = {
+        category: np.flatnonzero(codes == code).tolist()
+        for code, category in enumerate(values)
+        if type(category) is str
+    }
     _CATEGORIES.insert(0, (messages, index))
     del _CATEGORIES[4:]
     return index
@@ -413,8 +417,9 @@ def listed(array: Any, positions: list[int] | None = None) -> list[Any]:
     through `to_numpy` and its warning filters, 10-60 µs a call whatever the length, and the rules read
     about 30 columns of every log. Text is read by Arrow (`to_pylist`, None as the missing value),
     masked columns from their values and mask (`logscope.analysis.pool`'s reader, which checks their
-    layout); any other array, or a negative position, takes pandas' own path (tests compare the two on
-    every dtype)."""
+    layout), an object column from its numpy array (pandas' `tolist` boxes its cells one call each, 20 ms
+    for the messages of a 20 MB log); any other array, or a negative position, takes pandas' own path
+    (tests compare the two on every dtype)."""
     if positions is not None and positions and min(positions) < 0:
         return array.take(positions).tolist()
     text = _arrow_text(array)
@@ -426,6 +431,10 @@ def listed(array: Any, positions: list[int] | None = None) -> list[Any]:
             na = array.dtype.na_value
             return [na if cell is None else cell for cell in cells]
         return cells
+    if isinstance(array, pd.arrays.NumpyExtensionArray):
+        values = array.to_numpy()
+        if values.dtype == object:  # the cells themselves, as `tolist` iterates them one by one
+            return (values if positions is None else values[positions]).tolist()
     parts = masked_parts(array)
     if parts is None:
         return array.tolist() if positions is None else array.take(positions).tolist()

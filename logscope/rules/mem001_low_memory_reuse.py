@@ -56,7 +56,7 @@ from dataclasses import dataclass
 
 from logscope.model import ParsedLog
 from logscope.rules._common import as_float, as_int, build_order, fmt_bytes, pct
-from logscope.rules._pool import cells_by_build, feature_pool
+from logscope.rules._pool import cells_by_build, feature_pools
 from logscope.rules.finding import Finding, Severity
 
 CODE = "MEM001"
@@ -92,6 +92,7 @@ def _level(rate: float, options: Options, reachable: float | None) -> Severity |
 
 def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
     memory = cells_by_build(log.frames["memory"], ("reuse_rate", "reuse_line", "source"))
+    pools = None  # every build's pool, asked for once (not once per build), when a build has no printed rate
     for build_index in sorted(memory, key=build_order):
         # The first row with a printed rate, if any.
         printed = next((row for row in memory[build_index] if as_float(row[0]) is not None), None)
@@ -118,7 +119,9 @@ def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
                     build_index=build_index,
                 )
             continue
-        pool = feature_pool(log, build_index)
+        if pools is None:
+            pools = feature_pools(log)
+        pool = pools.get(build_index)
         if pool is None or pool.matches_total is False or pool.sum_bytes <= 0:
             continue
         rate = 1.0 - pool.span_bytes / pool.sum_bytes

@@ -93,6 +93,9 @@ def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
     builds = set(columns(log.frames["builds"]).builds()) | set(warnings)
     for build_index in sorted(builds, key=build_order):
         value, value_line, peak_layer, source = _activation(memory.get(build_index, []))
+        own = warnings.get(build_index)
+        if not own and (value is None or value <= options.budget_bytes):
+            continue  # no finding: the peak is not looked up (a big log has hundreds of such builds)
         pool = feature_pool(log, build_index)
         peak_ops = None
         if peak_layer is None and pool is not None and pool.lower_bound_step is not None:
@@ -108,7 +111,6 @@ def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
             "peak_layer": peak_layer,
             "peak_ops": peak_ops,
         }
-        own = warnings.get(build_index)
         if own:
             messages = columns(log.frames["messages"])
             lines = tuple(int(v) for v in messages.take("line", own))
