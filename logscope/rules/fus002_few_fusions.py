@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from logscope.model import ParsedLog
-from logscope.rules._common import as_int, build_slices, columns, pct
+from logscope.rules._common import as_int, build_order, build_slices, columns, pct
 from logscope.rules.finding import Finding, Severity
 
 CODE = "FUS002"
@@ -58,7 +58,16 @@ OPTIONS = Options
 
 def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
     fusions = columns(log.frames["fusions"])
-    sections, removed, fusion_lines = fusions["section"], fusions["removed_nodes"], fusions["line"]
+    # The compiler's fusion lines, per build (build order, frame order within): found by one test per
+    # distinct section, as most logs have none (the corpus logs print only `fuse_ops` sections).
+    on_compiler = np.flatnonzero(fusions.flags("section", lambda v: v == "compiler")).tolist()
+    if not on_compiler:
+        return
+    fusion_builds = fusions["build_index"]
+    compilers: dict[int | None, list[int]] = {}
+    for p in on_compiler:
+        compilers.setdefault(as_int(fusion_builds[p]), []).append(p)
+    removed, fusion_lines = fusions["removed_nodes"], fusions["line"]
     layers = columns(log.frames["layers"])
     # Layer types are tested once per distinct type; each build's convolutions are a slice of
     # `convs` (by build, frame order within).
@@ -69,10 +78,8 @@ def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
     convs = np.flatnonzero(is_conv)
     order, bounds = build_slices(layer_codes[convs], len(layer_builds))
     convs = convs[order]
-    for build_index, positions in fusions.builds().items():
-        compiler = [p for p in positions if type(sections[p]) is str and sections[p] == "compiler"]
-        if not compiler:
-            continue
+    for build_index in sorted(compilers, key=build_order):
+        compiler = compilers[build_index]
         code = code_of.get(build_index)
         if code is None or bounds[code] == bounds[code + 1]:
             continue

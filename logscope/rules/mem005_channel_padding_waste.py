@@ -159,6 +159,18 @@ def counted_rows(cols: Columns) -> tuple[np.ndarray, np.ndarray, np.ndarray, lis
     return feature, feature[ok], which[ok], layouts
 
 
+def _sums(values: np.ndarray, heads: np.ndarray) -> list[int]:
+    """The sums of `values` (int64) from each of `heads` to the next (the last to the end), as Python
+    ints: in int64 when no sum can overflow, else in Python integers (a Size near the int64 limit)."""
+    if not len(heads):
+        return []
+    if float(np.abs(values.astype("float64")).max()) * len(values) < 2**62:
+        return np.add.reduceat(values, heads).tolist()
+    ends = [*heads.tolist()[1:], len(values)]
+    listed_values = values.tolist()
+    return [sum(listed_values[a:b]) for a, b in zip(heads.tolist(), ends, strict=True)]
+
+
 def _cells(cols: Columns, positions: list[int]) -> dict[int, dict[str, Any]]:
     """What the log printed on each of `positions` (one read per column for the whole log)."""
     names = ("name", "user_op", "op_id", "line", "orig_shape", "native_shape", "dtype")
@@ -191,18 +203,30 @@ def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
     heavy = (padding >= options.min_tensor_bytes) & (padding >= options.tensor_share * native)
     of_build = build_codes[positions]
     order, bounds = build_slices(of_build, len(builds))  # counted rows by build, frame order within
-    # First every build's figures and the rows its findings cite, then those rows' cells at once.
+    # First every build's figures and the rows its findings cite, then those rows' cells at once. The
+    # figures of all builds at once (a log has hundreds of builds; numpy calls per build cost more
+    # than the rows): sums per build, each build's first row of largest padding, its heavy rows.
+    present = np.flatnonzero(bounds[1:] > bounds[:-1])
+    heads = bounds[present]
+    totals_native, totals_padding = (_sums(values[order], heads) for values in (native, padding))
+    by_build = padding[order]
+    top = np.maximum.reduceat(by_build, heads) if len(heads) else by_build[:0]
+    at_top = np.flatnonzero(by_build == np.repeat(top, np.diff(np.append(heads, len(order)))))
+    worst_rows = order[at_top[np.searchsorted(at_top, heads)]].tolist()
+    heavy_rows: dict[int, list[int]] = {}
+    for i, c in zip(order[heavy[order]].tolist(), of_build[order[heavy[order]]].tolist(), strict=True):
+        heavy_rows.setdefault(c, []).append(i)
+    padding_list, line_list = padding.tolist(), lines.tolist()
     plans = []
-    for code in np.flatnonzero(bounds[1:] > bounds[:-1]).tolist():
+    for k, code in enumerate(present.tolist()):
         rows = order[bounds[code] : bounds[code + 1]]
-        picked = rows[heavy[rows]].tolist()
+        picked = heavy_rows.get(code, [])
         # Largest padding first, then line (a missing line sorts as 0).
-        picked.sort(key=lambda i: (-int(padding[i]), int(lines[i])))
-        total_native = sum(native[rows].tolist())  # Python ints: no int64 overflow
-        total_padding = sum(padding[rows].tolist())
+        picked.sort(key=lambda i: (-padding_list[i], line_list[i]))
+        total_native, total_padding = totals_native[k], totals_padding[k]
         worst = None
         if total_native and total_padding >= options.total_share * total_native:
-            worst = int(rows[int(np.argmax(padding[rows]))])
+            worst = worst_rows[k]
         plans.append((code, rows, picked[: options.max_findings], total_native, total_padding, worst))
     wanted = sorted({i for plan in plans for i in (*plan[2], *([plan[5]] if plan[5] is not None else []))})
     cells = _cells(cols, positions[wanted].tolist())

@@ -70,7 +70,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from logscope.model import ParsedLog
-from logscope.rules._common import KiB, as_int, as_str, columns, fmt_bytes, parse_shape
+from logscope.rules._common import KiB, as_int, as_str, columns, fmt_bytes, listed, parse_shape
 from logscope.rules._pool import FeaturePool, feature_pools
 from logscope.rules.finding import Finding, Severity
 
@@ -111,7 +111,7 @@ def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
     # rows are then never read. A build's rows are the pool's plain lists, never a frame per build.
     tensors = log.frames["tensors"]
     cols = columns(tensors)
-    concat_user = _starts_with(tensors["user_op"], "Concat")
+    concat_user = _starts_with(cols.array("user_op"), "Concat")
     op_ids = cols.ints("op_id", missing=-1)
     # The shapes as codes of the distinct values (shared with MEM005), each value normalised once
     # (spaces dropped); a missing shape (code -1) reads as "", the last entry.
@@ -135,13 +135,14 @@ def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
         )
 
 
-def _starts_with(column: pd.Series, prefix: str) -> np.ndarray:
-    """Per row: the cell starts with `prefix` (a missing cell does not). Arrow's kernel when the column
-    is Arrow-backed text (no Python string per row), else a comparison per cell."""
+def _starts_with(column: Any, prefix: str) -> np.ndarray:
+    """Per row: the cell of a text column (its array: a Series costs tens of µs to make) starts with
+    `prefix` (a missing cell does not). Arrow's kernel when the column is Arrow-backed text (no Python
+    string per row), else a comparison per cell."""
     if len(column) and isinstance(column.dtype, pd.StringDtype) and column.dtype.storage == "pyarrow":
-        flags = pc.fill_null(pc.starts_with(pa.array(column.array), pattern=prefix), False)
+        flags = pc.fill_null(pc.starts_with(pa.array(column), pattern=prefix), False)
         return np.asarray(flags.to_numpy(zero_copy_only=False), dtype=bool)
-    return np.array([type(v) is str and v.startswith(prefix) for v in column.tolist()], dtype=bool)
+    return np.array([type(v) is str and v.startswith(prefix) for v in listed(column)], dtype=bool)
 
 
 def _norm(text: Any) -> str | None:

@@ -138,16 +138,24 @@ def versions_of(log: ParsedLog, blocks: set[str] | None = None) -> dict[str, tup
             if match:
                 found[role] = (match.group(1), as_int(line) or 0)
                 del missing[role]
+    # Each role's first build that shows it, read down each column (a log has hundreds of builds and
+    # most columns are empty in all of them), then added as a loop over builds, then roles, adds them.
     builds = columns(log.frames["builds"])
-    for position in range(len(builds)):
-        version = as_str(builds.get("toolkit_version", position))
-        if version and "script_toolkit" not in found:
-            found["script_toolkit"] = (version, as_int(builds.get("start_line", position)))
-        for role, column in BUILD_COLUMNS.items():
-            value = as_str(builds.get(column, position))
-            if value and role not in found:
-                found[role] = (value, as_int(builds.get(LINE_COLUMNS[role], position)))
-                blocks.add(role)
+    firsts: list[tuple[int, int, str, str, str]] = []  # (build position, order, role, value, line column)
+    roles = [("script_toolkit", "toolkit_version", "start_line")]
+    roles += [(role, column, LINE_COLUMNS[role]) for role, column in BUILD_COLUMNS.items()]
+    for order, (role, column, line_column) in enumerate(roles):
+        if role in found or column not in builds.frame.columns:
+            continue
+        for position, cell in enumerate(builds[column]):
+            value = as_str(cell)
+            if value:
+                firsts.append((position, order, role, value, line_column))
+                break
+    for position, _, role, value, line_column in sorted(firsts):
+        found[role] = (value, as_int(builds.get(line_column, position)))
+        if role != "script_toolkit":
+            blocks.add(role)
     return found
 
 
