@@ -122,7 +122,7 @@ def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
         codes_of.setdefault(shape, []).append(code)
     for build_index, pool in pools.items():
         build_layers = layers.get(build_index, {})
-        positions = pool.row_positions
+        positions = np.array(pool.row_positions, dtype=np.int64)  # converted once for three lookups
         build_ids = op_ids[positions]
         concat_ids = set(build_ids[concat_user[positions]].tolist())
         if build_layers:
