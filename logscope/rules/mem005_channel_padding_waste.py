@@ -216,13 +216,12 @@ def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
     heavy_rows: dict[int, list[int]] = {}
     for i, c in zip(order[heavy[order]].tolist(), of_build[order[heavy[order]]].tolist(), strict=True):
         heavy_rows.setdefault(c, []).append(i)
-    padding_list, line_list = padding.tolist(), lines.tolist()
     plans = []
     for k, code in enumerate(present.tolist()):
         rows = order[bounds[code] : bounds[code + 1]]
         picked = heavy_rows.get(code, [])
         # Largest padding first, then line (a missing line sorts as 0).
-        picked.sort(key=lambda i: (-padding_list[i], line_list[i]))
+        picked.sort(key=lambda i: (-int(padding[i]), int(lines[i])))
         total_native, total_padding = totals_native[k], totals_padding[k]
         worst = None
         if total_native and total_padding >= options.total_share * total_native:
