@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from logscope.analysis.pool import _masked_parts as masked_parts
 from logscope.frames import column_array, plain_value
@@ -167,6 +168,8 @@ def build_order(build_index: int | None) -> tuple[bool, int]:
 
 
 _FEW_ROWS = 4
+# From this many rows `Columns.containing` searches an Arrow-backed column with Arrow (`_matching`).
+ARROW_SEARCH_ROWS = 4096
 
 
 class Columns:
@@ -290,6 +293,9 @@ class Columns:
         longer map to rows, and every cell is tested on its own.
         """
         needles = tuple(needles)
+        matched = self._matching(name, needles, lower)
+        if matched is not None:
+            return matched
         joined = self._joined(name, lower)
         if joined is None or any("\n" in needle or not needle for needle in needles):
             cells = self[name]
@@ -307,6 +313,25 @@ class Columns:
                 found.add(row)
                 at = text.find(needle, int(starts[row + 1]))  # the next cell: one hit per cell is enough
         return sorted(found)
+
+    def _matching(self, name: str, needles: tuple[str, ...], lower: bool) -> list[int] | None:
+        """`containing` for a long Arrow-backed text column: one pass of Arrow's substring search (RE2,
+        the needles quoted as literals) over the column as it is, where the joined search first
+        converts every cell to a Python string, joins them (and lowers the join). None when it does
+        not apply: a short column (a CI log's dozen messages: compiling the pattern costs more), a
+        needle RE2 cannot quote, or, with `lower`, a needle not in lower-case ASCII or a column with
+        other than ASCII text (there Python's `lower` and RE2's case folding differ, e.g. U+0130, U+017F;
+        on ASCII text `needle in cell.lower()` is a case-insensitive match of the needle)."""
+        if len(self.frame) < ARROW_SEARCH_ROWS or not needles:
+            return None
+        if any(not n or "\\" in n or (lower and not (n.isascii() and n == n.lower())) for n in needles):
+            return None
+        text = _arrow_text(self.array(name))
+        if text is None or (lower and pc.any(pc.invert(pc.string_is_ascii(text))).as_py()):
+            return None
+        pattern = "|".join(f"\\Q{needle}\\E" for needle in needles)
+        hits = pc.fill_null(pc.match_substring_regex(text, pattern, ignore_case=lower), False)
+        return np.flatnonzero(np.asarray(hits.to_numpy(zero_copy_only=False), dtype=bool)).tolist()
 
     def _joined(self, name: str, lower: bool) -> tuple[str, np.ndarray] | None:
         """(the column's str cells joined with `\n`, lowered if asked; the offset where each cell

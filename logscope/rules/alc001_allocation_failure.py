@@ -107,12 +107,13 @@ def picked_rows(log: ParsedLog, cols: Columns) -> list[int]:
     """Positions, ascending, of the messages this rule reports: a category of `CATEGORIES`, or no
     category (missing or empty) and a text `_EXTRA` matches. The categories are looked up in the
     per-log index other rules share, and `_EXTRA` is tried only on the messages holding its needle."""
-    categories, texts = cols["category"], cols["message"]
+    held = cols.containing("message", [_EXTRA_NEEDLE], lower=True)  # their cells only read
     extra = [
         p
-        for p in cols.containing("message", [_EXTRA_NEEDLE], lower=True)
-        if (categories[p] == "" if type(categories[p]) is str else as_str(categories[p]) is None)
-        and _extra(texts[p])
+        for p, category, text in zip(
+            held, cols.take("category", held), cols.take("message", held), strict=True
+        )
+        if (category == "" if type(category) is str else as_str(category) is None) and _extra(text)
     ]
     return sorted({*message_positions(log, CATEGORIES), *extra})
 

@@ -127,12 +127,14 @@ def versions_of(log: ParsedLog, blocks: set[str] | None = None) -> dict[str, tup
     messages = columns(log.frames["messages"])
     # Two columns, not a tuple of every column per message; a role found is not searched for again.
     missing = dict(PATTERNS)
-    message_col, line_col = messages["message"], messages["line"]
-    for position in in_line_order(messages.containing("message", NEEDLES), line_col):
+    # The cells of the messages found only (a big log has 100,000 messages, a handful with a needle).
+    held = messages.containing("message", NEEDLES)
+    held_lines, held_texts = messages.take("line", held), messages.take("message", held)
+    for k in in_line_order(list(range(len(held))), held_lines):
         if not missing:
             break
-        line = line_col[position]
-        text = str(message_col[position])
+        line = held_lines[k]
+        text = str(held_texts[k])
         for role, pattern in list(missing.items()):
             match = pattern.search(text)
             if match:
@@ -209,8 +211,8 @@ def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
     evidence_versions: dict[str, Any] = {k: {"version": v, "line": line} for k, (v, line) in versions.items()}
     mismatches = list(_pairs(versions))
     messages = columns(log.frames["messages"])
-    message_col = messages["message"]
     rejected = message_positions(log, ["model-version-mismatch"])
+    message_col = dict(zip(rejected, messages.take("message", rejected), strict=True))  # (their cells only)
     # Only an explicit version rejection is a version mismatch by itself; a size inconsistency
     # (`rknn model is too small` [17], `exportDataSize large then model size` [36]) can as well be a
     # truncated file or a wrong load flag, so it counts here only next to a visible version mismatch
@@ -251,8 +253,9 @@ def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
                 hint="install librknnrt/rknn_server from the same RKNN-Toolkit2 release as the PC toolkit, or "
                 "convert with the toolkit matching the board",
             )
-    for position in messages.containing("message", [_TOO_LOW_TEXT]):
-        match = _TOO_LOW.search(message_col[position])
+    too_low = messages.containing("message", [_TOO_LOW_TEXT])
+    for position, text in zip(too_low, messages.take("message", too_low), strict=True):
+        match = _TOO_LOW.search(text)
         if not match:
             continue
         row = Row(messages, position)

@@ -171,12 +171,20 @@ def _slow_containing(cells: list, needles: list[str], lower: bool) -> list[int]:
 
 @pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize("storage", ["python", "pyarrow"])
-def test_containing_finds_what_a_test_per_cell_finds(seed, storage):
-    """The joined-column search against `needle in cell` per row, on cells built to break it: needles at
-    the start and end of a cell and cut across two cells, repeated in one cell, multi-line cells, empty
-    and missing cells, upper-case needles, and U+0130 (whose lower case is two characters long)."""
+@pytest.mark.parametrize("search", ["joined", "arrow"])
+def test_containing_finds_what_a_test_per_cell_finds(seed, storage, search, monkeypatch):
+    """The joined-column search and Arrow's (`arrow`: from any length) against `needle in cell` per
+    row, on cells built to break them: needles at the start and end of a cell and cut across two cells,
+    repeated in one cell, multi-line cells, empty and missing cells, upper-case needles, regex
+    characters, U+0130 (whose lower case is two characters long), U+017F and U+212A (which RE2 folds to
+    ASCII letters), and columns of ASCII text only."""
+    from logscope.rules import _common
+
+    if search == "arrow":
+        monkeypatch.setattr(_common, "ARROW_SEARCH_ROWS", 0)
     rng = np.random.default_rng(seed)
-    pieces = ["API:", "AP", "I:", "memory", "MEMORY", "Memory allocation failed", "\n", " ", "", "x", "İ"]
+    pieces = ["API:", "AP", "I:", "memory", "MEMORY", "Memory allocation failed", "\n", " ", "", "x", "a.*("]
+    pieces += ["İ", "ſ", "\u212a"] if seed % 2 else []
     cells: list = []
     for _ in range(300):
         if rng.random() < 0.1:
@@ -192,6 +200,10 @@ def test_containing_finds_what_a_test_per_cell_finds(seed, storage):
         (["I:", "x"], False),
         (["ap"], True),
         (["a\nb"], False),  # a needle with a line break: every cell on its own
+        (["a.*("], False),
+        (["Memory"], True),  # never in a lowered cell
+        (["s", "k"], True),
+        (["a\\b", "x"], False),
     ):
         assert Columns(frame).containing("message", needles, lower=lower) == _slow_containing(
             listed, needles, lower
