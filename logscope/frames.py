@@ -11,7 +11,7 @@ import functools
 import math
 import numbers
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -485,7 +485,7 @@ def _block_api() -> tuple[Any, Any, Any] | None:
 
 
 _BLOCK_API = _block_api()
-_new_block, _BlockPlacement, _BlockManager = _BLOCK_API or (None, None, None)
+_new_block, _BlockPlacement, _BlockManager = cast(tuple[Any, Any, Any], _BLOCK_API or (None, None, None))
 
 
 _INT64 = (-(2**63), 2**63 - 1)
@@ -579,7 +579,7 @@ def _small_masked(values: list[Any] | tuple[Any, ...], dtype: str) -> Any:
         else:
             return None
     try:
-        array = np.array(data, dtype=_NUMPY_TYPES[dtype])
+        array: np.ndarray = np.array(data, dtype=_NUMPY_TYPES[dtype])
     except OverflowError:
         return None
     return _masked_array(dtype, array, np.array(mask, dtype=bool))
@@ -671,14 +671,16 @@ def _fast_strings_work() -> bool:
             type(made) is not type(expected)
             or made.dtype != expected.dtype
             or vars(made).keys() != vars(expected).keys()
-            or not made._pa_array.equals(expected._pa_array)
+            or not made._pa_array.equals(expected._pa_array)  # type: ignore[attr-defined]
             or made.tolist() != expected.tolist()
         ):
             return False
     return True
 
 
-_STRING_TEMPLATE: Any = pd.arrays.ArrowStringArray(pa.array([], pa.large_string())) if _ARROW_STRINGS else None
+_STRING_TEMPLATE: Any = (
+    pd.arrays.ArrowStringArray(pa.array([], pa.large_string())) if _ARROW_STRINGS else None
+)
 _FAST_STRINGS = _fast_strings_work()
 
 
@@ -715,10 +717,8 @@ def _direct_blocks_work() -> bool:
         and made.equals(expected)
         and len(blocks) == len(wanted)
         and all(
-            type(a) is type(b) and a.shape == b.shape and a.mgr_locs.as_array.tolist() == b.mgr_locs.as_array.tolist()
-            for a, b in zip(
-                sorted(blocks, key=lambda x: x.mgr_locs[0]), sorted(wanted, key=lambda x: x.mgr_locs[0]), strict=True
-            )
+            type(a) is type(b) and a.shape == b.shape and list(a.mgr_locs) == list(b.mgr_locs)
+            for a, b in zip(_by_place(blocks), _by_place(wanted), strict=True)
         )
         and made.to_dict("list") == expected.to_dict("list")
     )
@@ -801,6 +801,10 @@ def _empty_frame(name: str) -> pd.DataFrame:
 @functools.cache
 def _empty_array(dtype: str) -> Any:
     return _typed_array([], dtype)
+
+
+def _by_place(blocks: Sequence[Any]) -> list[Any]:
+    return sorted(blocks, key=lambda block: block.mgr_locs[0])
 
 
 _DIRECT_BLOCKS = _direct_blocks_work()
