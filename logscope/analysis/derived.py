@@ -252,6 +252,8 @@ def add_derived_memory(log: ParsedLog) -> None:
     frames = log.frames
     lazy = frames if isinstance(frames, Frames) else None
     rows = lazy.unbuilt("memory") if lazy is not None else None
+    if rows is None and lazy is not None and lazy.pending("memory"):
+        rows = []  # (no memory row: the rows of the empty frame, without making it)
     stated: pd.DataFrame | list[dict[str, Any]] = frames["memory"] if rows is None else rows
     empty = lazy is not None and lazy.pending("tensors")  # (known empty: no frame made to say so)
     derived, checks = ({}, []) if empty else derive_memory(frames["tensors"], stated)
@@ -262,8 +264,9 @@ def add_derived_memory(log: ParsedLog) -> None:
         frames["figure_checks"] = build_frame("figure_checks", checks)
     if not derived:
         return
-    if rows is not None:  # (the frame's own rows, changed in place: built when first read)
+    if lazy is not None and rows is not None:  # (its own rows, changed in place: built when read)
         _add_to_rows(rows, derived)
+        lazy.build_later("memory", rows)
         return
     memory = frames["memory"]
     builds, sources = column_cells(memory, "build_index"), column_cells(memory, "source")
