@@ -311,8 +311,9 @@ _SHORT_COLUMNS = [
     (FLT, [np.float64(2.5)]),
     (BOOL, [True, None, False]),
     (BOOL, [1, True]),
-    (INT, list(range(64))),
-    (INT, [*range(64), None]),
+    (INT, list(range(frames._SMALL))),
+    (INT, [*range(frames._SMALL), None]),
+    (FLT, [*map(float, range(frames._SMALL - 1)), None]),
 ]
 
 
