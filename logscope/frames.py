@@ -453,11 +453,14 @@ def _direct_frame(arrays: list[Any], columns: pd.Index, length: int) -> pd.DataF
     checked them again for every frame, 3-4 us a column, most of the cost of a small frame beside
     typing its cells (a CI log makes about 140 columns). An extension array is a block of its own
     either way; a numpy array (an object column) is too unless another has its dtype, when pandas
-    stacks them into one block: None then, and the caller asks pandas. Used only where
-    `_direct_blocks_work()` found the two alike."""
+    stacks them into one block: None then, and the caller asks pandas (as for a numpy array wrapped in
+    an extension array, an object column of missing cells). Used only where `_direct_blocks_work()`
+    found the two alike."""
     blocks = []
     dtypes: list[Any] = []
     for position, array in enumerate(arrays):
+        if isinstance(array, pd.arrays.NumpyExtensionArray):  # (pandas unwraps it into a numpy block)
+            return None
         if isinstance(array, np.ndarray):
             if array.dtype in dtypes or array.dtype.kind in "mMSU":
                 return None

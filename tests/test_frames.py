@@ -383,6 +383,18 @@ def test_direct_frames_leave_stacked_numpy_columns_to_pandas(monkeypatch: pytest
     assert frames._direct_frame(arrays, pd.Index(list(SCHEMAS["fusions"])), 1) is None
     frame = build_frame("fusions", rows)
     assert frame["added_nodes"].tolist() == [["b", "c"]] and frame["line"].tolist() == [3]
+    wrapped = [
+        frames._missing_array(OBJ, 1) if dtype == OBJ else array
+        for array, dtype in zip(arrays, SCHEMAS["fusions"].values(), strict=True)
+    ]
+    assert frames._direct_frame(wrapped[:3] + wrapped[4:], pd.Index(["a", "b", "c", "d", "e"]), 1) is None
+    missing = frames.build_frame_columns("fusions", {"line": [1]}, 1)  # (object columns of nothing)
+    monkeypatch.setattr(frames, "_DIRECT_BLOCKS", False)
+    expected = frames.build_frame_columns("fusions", {"line": [1]}, 1)
+    pd.testing.assert_frame_equal(missing, expected)
+    assert sorted(type(b).__name__ for b in missing._mgr.blocks) == sorted(
+        type(b).__name__ for b in expected._mgr.blocks
+    )
     monkeypatch.setattr(frames, "_BLOCK_API", None)
     assert not frames._direct_blocks_work()
 
