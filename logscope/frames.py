@@ -11,7 +11,7 @@ import functools
 import math
 import numbers
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -436,15 +436,59 @@ def _assemble(name: str, arrays: list[Any], length: int) -> pd.DataFrame:
     `DataFrame(dict)` checks and copies every column again (about 50 us a column, most of the cost of
     the many small frames of a log: 220 frames of 20-40 columns in 20 CI logs); the arrays made here
     are new, one-dimensional, of the declared length and writable (`_writable`), so they are handed to
-    pandas as they are."""
+    pandas as they are: as one block each (`_direct_frame`), or through `DataFrame._from_arrays`."""
+    columns = _column_index(name).copy()
+    if _DIRECT_BLOCKS:
+        made = _direct_frame(arrays, columns, length)
+        if made is not None:
+            return made
     return pd.DataFrame._from_arrays(  # type: ignore[attr-defined]
-        arrays, columns=_column_index(name).copy(), index=pd.RangeIndex(length), verify_integrity=False
+        arrays, columns=columns, index=pd.RangeIndex(length), verify_integrity=False
     )
+
+
+def _direct_frame(arrays: list[Any], columns: pd.Index, length: int) -> pd.DataFrame | None:
+    """The frame `DataFrame._from_arrays` makes of `arrays`, made as pandas' block manager holds it: a
+    block per column, each in its column's place. `_from_arrays` grouped the arrays by dtype and
+    checked them again for every frame, 3-4 us a column, most of the cost of a small frame beside
+    typing its cells (a CI log makes about 140 columns). An extension array is a block of its own
+    either way; a numpy array (an object column) is too unless another has its dtype, when pandas
+    stacks them into one block: None then, and the caller asks pandas (as for a numpy array wrapped in
+    an extension array, an object column of missing cells). Used only where `_direct_blocks_work()`
+    found the two alike."""
+    blocks = []
+    dtypes: list[Any] = []
+    for position, array in enumerate(arrays):
+        if isinstance(array, pd.arrays.NumpyExtensionArray):  # (pandas unwraps it into a numpy block)
+            return None
+        if isinstance(array, np.ndarray):
+            if array.dtype in dtypes or array.dtype.kind in "mMSU":
+                return None
+            dtypes.append(array.dtype)
+            array = array.reshape(1, -1)
+        blocks.append(_new_block(array, _BlockPlacement(position)))
+    manager = _BlockManager(blocks, [columns, pd.RangeIndex(length)], verify_integrity=False)
+    return pd.DataFrame._from_mgr(manager, axes=manager.axes)  # type: ignore[attr-defined]
 
 
 @functools.cache
 def _column_index(name: str) -> pd.Index:
     return pd.Index(list(SCHEMAS[name]))
+
+
+def _block_api() -> tuple[Any, Any, Any] | None:
+    """pandas' block constructor, block placement and block manager, or None for a pandas without them."""
+    try:
+        from pandas._libs.internals import BlockPlacement
+        from pandas.core.internals.blocks import new_block_2d
+        from pandas.core.internals.managers import BlockManager
+    except ImportError:
+        return None
+    return new_block_2d, BlockPlacement, BlockManager
+
+
+_BLOCK_API = _block_api()
+_new_block, _BlockPlacement, _BlockManager = cast(tuple[Any, Any, Any], _BLOCK_API or (None, None, None))
 
 
 _INT64 = (-(2**63), 2**63 - 1)
@@ -488,6 +532,10 @@ def _typed_array(values: Sequence[Any], dtype: str) -> Any:
     if arrow_type is not None and length:
         if _all_none(values):
             return _missing_array(dtype, length)
+        if length <= _SMALL and dtype in _MASKED and isinstance(values, list | tuple):
+            small = _small_masked(values, dtype)
+            if small is not None:
+                return small
         # pyarrow's conversion of a list with None is 3-5x faster than pandas' per-element path.
         try:
             column = pa.array(values, type=arrow_type)
@@ -510,6 +558,38 @@ def _typed_array(values: Sequence[Any], dtype: str) -> Any:
         return pd.array(fitted, dtype=dtype)  # type: ignore[call-overload]
 
 
+# Up to this many cells, a masked column of plain Python values is made in numpy (`_small_masked`):
+# `pa.array` costs more below it (an integer column of 128 cells: 30 us against 48, of 512: 83-100
+# against 72-79).
+_SMALL = 256
+_EXACT_TYPES: dict[str, type] = {INT: int, FLT: float, BOOL: bool}
+_ZEROS: dict[str, Any] = {INT: 0, FLT: 0.0, BOOL: False}
+
+
+def _small_masked(values: list[Any] | tuple[Any, ...], dtype: str) -> Any:
+    """The masked array `_typed_array` makes of a short column whose cells are all None or of the
+    dtype's own Python type (`int`, `float`, `bool`, no subclass, no numpy scalar), made in numpy: what
+    Arrow makes of them, the value where given and 0 (0.0, False) under the mask. `pa.array` costs 5-6
+    us a call whatever the length, and a log's small frames (a row per build, a few fusions) make about
+    a hundred such columns. None for any other cell, or an integer beyond int64: the caller's path."""
+    exact, zero = _EXACT_TYPES[dtype], _ZEROS[dtype]
+    data, mask = [], []
+    for value in values:
+        if value is None:
+            data.append(zero)
+            mask.append(True)
+        elif type(value) is exact:
+            data.append(value)
+            mask.append(False)
+        else:
+            return None
+    try:
+        array: np.ndarray = np.array(data, dtype=_NUMPY_TYPES[dtype])
+    except OverflowError:
+        return None
+    return _masked_array(dtype, array, np.array(mask, dtype=bool))
+
+
 def _from_arrow(column: pa.Array, dtype: str, length: int) -> Any:
     """The pandas array of `dtype` on an Arrow array of its type (`_ARROW_TYPES`) of `length` values."""
     nulls = column.null_count
@@ -517,7 +597,7 @@ def _from_arrow(column: pa.Array, dtype: str, length: int) -> Any:
         return _missing_array(dtype, length)
     if dtype == STR:
         if _ARROW_STRINGS:
-            return pd.arrays.ArrowStringArray(column)
+            return _string_array(column)
         return pd.array(column, dtype=STR)
     if nulls:
         data = column.fill_null(False if dtype == BOOL else 0).to_numpy(zero_copy_only=False)
@@ -526,6 +606,16 @@ def _from_arrow(column: pa.Array, dtype: str, length: int) -> Any:
         data = column.to_numpy(zero_copy_only=False)
         mask = np.zeros(length, dtype=bool)
     return _masked_array(dtype, _writable(data), _writable(mask))
+
+
+def _string_array(column: pa.Array) -> Any:
+    """`pd.arrays.ArrowStringArray(column)` of a large-string Arrow array, made as pandas makes the
+    results of its own string operations (`_from_pyarrow_array` of an existing array: no type checks,
+    no Arrow dtype made and dropped), which costs a quarter of the constructor's 4 us. Used only where
+    `_fast_strings_work()` found both alike."""
+    if _FAST_STRINGS:
+        return _STRING_TEMPLATE._from_pyarrow_array(column)
+    return pd.arrays.ArrowStringArray(column)
 
 
 def _object_array(values: Sequence[Any]) -> np.ndarray:
@@ -572,6 +662,73 @@ def _simple_new_works() -> bool:
 _SIMPLE_NEW = _simple_new_works()
 
 
+def _fast_strings_work() -> bool:
+    """Whether `_from_pyarrow_array` makes the array the constructor makes (checked once per process)."""
+    if not _ARROW_STRINGS or not callable(getattr(pd.arrays.ArrowStringArray, "_from_pyarrow_array", None)):
+        return False
+    for sample in (pa.array(["x", None, ""], pa.large_string()), pa.nulls(2, pa.large_string())):
+        try:
+            made = _STRING_TEMPLATE._from_pyarrow_array(sample)
+        except (AssertionError, AttributeError, TypeError, ValueError):
+            return False
+        expected = pd.arrays.ArrowStringArray(sample)
+        if (
+            type(made) is not type(expected)
+            or made.dtype != expected.dtype
+            or vars(made).keys() != vars(expected).keys()
+            or not made._pa_array.equals(expected._pa_array)  # type: ignore[attr-defined]
+            or made.tolist() != expected.tolist()
+        ):
+            return False
+    return True
+
+
+_STRING_TEMPLATE: Any = (
+    pd.arrays.ArrowStringArray(pa.array([], pa.large_string())) if _ARROW_STRINGS else None
+)
+_FAST_STRINGS = _fast_strings_work()
+
+
+def _direct_blocks_work() -> bool:
+    """Whether `_direct_frame` makes the frame `DataFrame._from_arrays` makes, block for block (checked
+    once per process, on a frame of every kind of column: masked, string, object, all-missing)."""
+    if _BLOCK_API is None:
+        return False
+    names = ["i", "f", "b", "s", "o", "n"]
+
+    def arrays() -> list[Any]:
+        return [
+            _typed_array([1, None], INT),
+            _typed_array([0.5, None], FLT),
+            _typed_array([True, None], BOOL),
+            _typed_array(["x", None], STR),
+            _object_array([{"a": 1}, None]),
+            _missing_array(STR, 2),
+        ]
+
+    try:
+        made = _direct_frame(arrays(), pd.Index(names), 2)
+    except (AttributeError, TypeError, ValueError, AssertionError):
+        return False
+    expected = pd.DataFrame._from_arrays(  # type: ignore[attr-defined]
+        arrays(), columns=pd.Index(names), index=pd.RangeIndex(2), verify_integrity=False
+    )
+    if made is None or type(made) is not type(expected) or not made.dtypes.equals(expected.dtypes):
+        return False
+    blocks, wanted = made._mgr.blocks, expected._mgr.blocks
+    return (
+        made.columns.equals(expected.columns)
+        and made.index.equals(expected.index)
+        and made.equals(expected)
+        and len(blocks) == len(wanted)
+        and all(
+            type(a) is type(b) and a.shape == b.shape and list(a.mgr_locs) == list(b.mgr_locs)
+            for a, b in zip(_by_place(blocks), _by_place(wanted), strict=True)
+        )
+        and made.to_dict("list") == expected.to_dict("list")
+    )
+
+
 def _all_none(values: Sequence[Any]) -> bool:
     """Whether every value is None (`count` runs in C; a value that cannot be compared with None, such
     as pd.NA, is not None). A column whose first value is there is not counted: counting a full column
@@ -594,7 +751,7 @@ def _missing_array(dtype: str, length: int) -> Any:
     if dtype in _MASKED:
         return _masked_array(dtype, np.zeros(length, dtype=_NUMPY_TYPES[dtype]), np.ones(length, dtype=bool))
     if dtype == STR and _ARROW_STRINGS:
-        return pd.arrays.ArrowStringArray(pa.nulls(length, pa.large_string()))
+        return _string_array(pa.nulls(length, pa.large_string()))
     return pd.array([None] * length, dtype=dtype)  # type: ignore[call-overload]
 
 
@@ -649,6 +806,13 @@ def _empty_frame(name: str) -> pd.DataFrame:
 @functools.cache
 def _empty_array(dtype: str) -> Any:
     return _typed_array([], dtype)
+
+
+def _by_place(blocks: Sequence[Any]) -> list[Any]:
+    return sorted(blocks, key=lambda block: block.mgr_locs[0])
+
+
+_DIRECT_BLOCKS = _direct_blocks_work()
 
 
 # ====================================================================== MCU runtimes and tools

@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 import pandas as pd
@@ -55,6 +55,13 @@ DERIVED_KEYS = _FIGURE_DERIVED_KEYS
 _PENDING: Any = object()
 
 
+class _Unbuilt(NamedTuple):
+    """The value a `Frames` holds for a frame of rows not built yet (`Frames.build_later`)."""
+
+    rows: list[Any]
+    columns: Sequence[str] | None
+
+
 class Frames(dict[str, pd.DataFrame]):
     """A parsed log's frames by name, every declared one there, the empty ones made when first read.
 
@@ -66,7 +73,9 @@ class Frames(dict[str, pd.DataFrame]):
     `__getitem__` (`get`, `pop`, `setdefault`), or makes every pending frame first (`values`, `items`,
     copies, comparison, `repr`, pickling); overriding `__iter__` sends C-level merges (`dict(frames)`,
     `{**frames}`) through `keys()` and `__getitem__` too. So no reader ever sees `_PENDING`, and each
-    log's empty frames are its own, as before.
+    log's empty frames are its own, as before. A frame of rows may be left unbuilt the same way
+    (`build_later`, an `_Unbuilt` value): the parse leaves the `memory` frame's rows to the derived
+    figures, which add to them and so build the frame once, where they replaced its columns.
     """
 
     __slots__ = ()
@@ -82,6 +91,24 @@ class Frames(dict[str, pd.DataFrame]):
         else:
             self.defer(name)
 
+    def build_later(self, name: str, rows: list[Any], columns: Sequence[str] | None = None) -> None:
+        """Frame `name` of `rows`, built when first read (`build`): a later stage that changes the rows
+        (`unbuilt`) builds the frame once instead of twice. The rows are the frame's from here on."""
+        if rows:
+            dict.__setitem__(self, name, cast(pd.DataFrame, _Unbuilt(rows, columns)))
+        else:
+            self.defer(name)
+
+    def unbuilt(self, name: str) -> list[Any] | None:
+        """The rows of frame `name` if it is not built yet (`build_later`), to change in place before it
+        is; None once it is built, or when it was given as a frame."""
+        value = dict.get(self, name)
+        return value.rows if type(value) is _Unbuilt else None
+
+    def pending(self, name: str) -> bool:
+        """Whether frame `name` is declared empty and not made yet (`defer`): empty without making it."""
+        return dict.get(self, name) is _PENDING
+
     def declare(self, names: Iterable[str]) -> None:
         """Every name of `names` not present yet, empty (`ParsedLog` declares every schema's)."""
         for name in names:
@@ -93,18 +120,26 @@ class Frames(dict[str, pd.DataFrame]):
         if frame is _PENDING:
             frame = empty_frame(name)
             dict.__setitem__(self, name, frame)
+        elif type(frame) is _Unbuilt:
+            frame = build_frame(name, frame.rows, frame.columns)
+            dict.__setitem__(self, name, frame)
         return frame
 
     def filled(self) -> set[str]:
         """The names of the frames with rows, making none: a pending frame is empty by definition (the
         rules engine asks this of every log, and making every empty frame to ask it cost more than
         the parse saved by deferring them)."""
-        return {name for name, frame in dict.items(self) if frame is not _PENDING and len(frame) > 0}
+        return {
+            name
+            for name, frame in dict.items(self)
+            if frame is not _PENDING and (type(frame) is _Unbuilt or len(frame) > 0)
+        }
 
     def _made(self) -> Frames:
-        """Every pending frame made (in key order)."""
-        for name in [name for name, frame in dict.items(self) if frame is _PENDING]:
-            dict.__setitem__(self, name, empty_frame(name))
+        """Every pending or unbuilt frame made (in key order)."""
+        for name, frame in list(dict.items(self)):
+            if frame is _PENDING or type(frame) is _Unbuilt:
+                self[name]
         return self
 
     def __iter__(self) -> Iterator[str]:

@@ -294,3 +294,116 @@ def test_column_array_is_the_series_array(monkeypatch: pytest.MonkeyPatch, block
             assert type(got) is type(want) and got.dtype == want.dtype, name
             assert got.tolist() == want.tolist(), name
         assert frames.column_array(frame, "no such column") is None
+
+
+# Short columns of every dtype, as the small frames hand them over: plain values, missing ones, values
+# Arrow reads in its own way (NaN, -0.0, infinities), and values the short path must leave to it (an
+# integer beyond int64, a bool in an integer column, numpy scalars, integers in a float column).
+_SHORT_COLUMNS = [
+    (INT, [1, None, -5]),
+    (INT, [2**63 - 1, -(2**63)]),
+    (INT, [2**63, 3]),
+    (INT, [None, 7]),
+    (INT, [True, 1]),
+    (INT, [np.int64(3), None]),
+    (FLT, [0.5, None, float("nan"), -0.0, float("inf")]),
+    (FLT, [1, 0.5]),
+    (FLT, [np.float64(2.5)]),
+    (BOOL, [True, None, False]),
+    (BOOL, [1, True]),
+    (INT, list(range(frames._SMALL))),
+    (INT, [*range(frames._SMALL), None]),
+    (FLT, [*map(float, range(frames._SMALL - 1)), None]),
+]
+
+
+def _made(values: list[Any], dtype: str) -> tuple[str, Any]:
+    try:
+        array = frames._typed_array(list(values), dtype)
+    except Exception as exc:  # the same failure either way
+        return "raised", type(exc)
+    data = getattr(array, "_data", None)
+    return str(array.dtype), (
+        type(array),
+        repr(array.tolist()),  # (NaN is not equal to itself)
+        None if data is None else data.tobytes(),
+        None if data is None else array._mask.tolist(),
+    )
+
+
+@pytest.mark.parametrize(("dtype", "values"), _SHORT_COLUMNS)
+def test_short_masked_columns_are_the_arrays_arrow_makes(
+    monkeypatch: pytest.MonkeyPatch, dtype: str, values: list[Any]
+) -> None:
+    """A short column made in numpy (`_small_masked`) is the array Arrow makes of it: the same values,
+    the same mask, the same bytes under it (0 where missing)."""
+    short = _made(values, dtype)
+    monkeypatch.setattr(frames, "_SMALL", 0)
+    assert short == _made(values, dtype)
+
+
+def _two_builds() -> str:
+    """Fixture 09 twice, its memory figures cut from the first copy: a build whose derived figures get a
+    memory row of their own (source `derived`) before the log's own row of the next build."""
+    text = FIXTURE.read_text(encoding="utf-8")
+    first = "\n".join(line for line in text.split("\n") if "Memory" not in line and "Predict" not in line)
+    return first + "\n" + text
+
+
+def _every_frame(log: logscope.ParsedLog) -> dict[str, pd.DataFrame]:
+    return {name: log.frames[name] for name in log.frames}
+
+
+@pytest.mark.parametrize("source", ["fixture", "two builds"])
+def test_frames_are_the_same_without_the_fast_paths(monkeypatch: pytest.MonkeyPatch, source: str) -> None:
+    """Every frame of a log is the one pandas and Arrow make without the short columns in numpy, the
+    strings wrapped as pandas wraps its own results and the blocks made directly: the same columns,
+    dtypes, values and blocks."""
+
+    def parse() -> logscope.ParsedLog:
+        return logscope.parse(FIXTURE) if source == "fixture" else logscope.parse_text(_two_builds())
+
+    fast = _every_frame(parse())
+    monkeypatch.setattr(frames, "_SMALL", 0)
+    monkeypatch.setattr(frames, "_FAST_STRINGS", False)
+    monkeypatch.setattr(frames, "_DIRECT_BLOCKS", False)
+    slow = _every_frame(parse())
+    assert list(fast) == list(slow)
+    for name, frame in fast.items():
+        pd.testing.assert_frame_equal(frame, slow[name], check_exact=True, obj=name)
+        assert len(frame._mgr.blocks) == len(slow[name]._mgr.blocks), name
+
+
+def test_direct_frames_leave_stacked_numpy_columns_to_pandas(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two object columns are one block in pandas' frame: the direct path declines them (and the frame
+    is pandas' own); without pandas' block constructors the direct path is never taken."""
+    assert frames._DIRECT_BLOCKS
+    rows = [{"build_index": 0, "removed_nodes": ["a"], "added_nodes": ["b", "c"], "line": 3}]
+    arrays = [frames._typed_array([r.get(c) for r in rows], dtype) for c, dtype in SCHEMAS["fusions"].items()]
+    assert frames._direct_frame(arrays, pd.Index(list(SCHEMAS["fusions"])), 1) is None
+    frame = build_frame("fusions", rows)
+    assert frame["added_nodes"].tolist() == [["b", "c"]] and frame["line"].tolist() == [3]
+    wrapped = [
+        frames._missing_array(OBJ, 1) if dtype == OBJ else array
+        for array, dtype in zip(arrays, SCHEMAS["fusions"].values(), strict=True)
+    ]
+    assert frames._direct_frame(wrapped[:3] + wrapped[4:], pd.Index(["a", "b", "c", "d", "e"]), 1) is None
+    missing = frames.build_frame_columns("fusions", {"line": [1]}, 1)  # (object columns of nothing)
+    monkeypatch.setattr(frames, "_DIRECT_BLOCKS", False)
+    expected = frames.build_frame_columns("fusions", {"line": [1]}, 1)
+    pd.testing.assert_frame_equal(missing, expected)
+    assert sorted(type(b).__name__ for b in missing._mgr.blocks) == sorted(
+        type(b).__name__ for b in expected._mgr.blocks
+    )
+    monkeypatch.setattr(frames, "_BLOCK_API", None)
+    assert not frames._direct_blocks_work()
+
+
+def test_string_arrays_are_the_constructors() -> None:
+    import pyarrow as pa
+
+    assert frames._FAST_STRINGS
+    for column in (pa.array(["a", None, "é"], pa.large_string()), pa.nulls(3, pa.large_string())):
+        made, expected = frames._string_array(column), pd.arrays.ArrowStringArray(column)
+        assert type(made) is type(expected) and made.dtype == expected.dtype
+        assert made.tolist() == expected.tolist() and made._pa_array.equals(expected._pa_array)

@@ -98,3 +98,49 @@ def test_frames_not_made_yet_read_as_the_empty_frames_they_stand_for():
     pending = [name for name, v in dict.items(frames) if v is _PENDING]
     assert frames.filled() == {name for name, frame in fresh().items() if len(frame) > 0}
     assert [name for name, v in dict.items(frames) if v is _PENDING] == pending
+
+
+def test_memory_rows_left_unbuilt_give_the_frame_built_before_the_derived_figures():
+    """The parse leaves the memory frame's rows unbuilt (`Frames.build_later`) and the derived figures
+    build it once from them; a memory frame built before they run (read by then) gets its derived
+    columns replaced instead: the same memory and figure_checks frames either way, also where a build
+    gets a `derived` row of its own."""
+    import functools
+
+    import pandas as pd
+
+    from logscope.analysis.derived import add_derived_memory
+    from logscope.api import _drained
+    from logscope.detect import detect_blocks
+    from logscope.io import decode_bytes
+    from logscope.model import Frames
+    from logscope.parsers.rknn import parse_rknn_blocks
+
+    text = MOBILENET.read_text(encoding="utf-8")
+    cut = "\n".join(line for line in text.split("\n") if "Memory" not in line and "Predict" not in line)
+
+    def parse(source: str) -> logscope.ParsedLog:
+        read = decode_bytes(source.encode("utf-8"), "<text>")
+        blocks = iter([(read.lines, read.numbers)])
+        _, head = detect_blocks(blocks)
+        return parse_rknn_blocks(read, _drained(head, blocks))
+
+    for source in (text, cut + "\n" + text, cut):
+        parsed = functools.partial(parse, source)
+
+        lazy = parsed()
+        assert isinstance(lazy.frames, Frames)
+        if source is not cut:  # (a log without a memory line has no row: an empty frame)
+            assert lazy.frames.unbuilt("memory") and "memory" in lazy.frames.filled()
+        add_derived_memory(lazy)
+        built = parsed()
+        assert len(built.frames["memory"]) == (source is not cut) and built.frames.unbuilt("memory") is None
+        add_derived_memory(built)
+        plain = parsed()
+        plain.frames = dict(plain.frames)  # a log whose frames are a plain dict: every frame made
+        add_derived_memory(plain)
+        for name in ("memory", "figure_checks"):
+            for other in (built, plain):
+                pd.testing.assert_frame_equal(lazy.frames[name], other.frames[name], check_exact=True)
+        assert lazy.frames.unbuilt("memory") is None  # built when read
+    assert "derived" in lazy.frames["memory"]["source"].tolist()

@@ -73,7 +73,7 @@ Why this lower bound
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import compress
 from operator import not_
@@ -742,13 +742,20 @@ def text_cells(column: pd.Series, positions: np.ndarray | list[int]) -> list[str
     return [c if type(c) is str else ("" if c is None or c is pd.NA or c != c else str(c)) for c in cells]
 
 
-def printed_internals(memory: pd.DataFrame | None) -> dict[int | None, tuple[int | None, int | None]]:
-    """`Total Internal Memory Size` and its line per build: the build's first memory row that has it."""
+def printed_internals(
+    memory: pd.DataFrame | Sequence[Mapping[str, Any]] | None,
+) -> dict[int | None, tuple[int | None, int | None]]:
+    """`Total Internal Memory Size` and its line per build: the build's first memory row that has it.
+    `memory` is the frame, or its rows before it is built (dicts, a column not there being missing)."""
     out: dict[int | None, tuple[int | None, int | None]] = {}
-    if memory is None or memory.empty:
+    if memory is None or len(memory) == 0:
         return out
-    columns = (column_cells(memory, c) for c in ("build_index", "internal_bytes", "internal_line"))
-    for index, value, line in zip(*columns, strict=True):
+    names = ("build_index", "internal_bytes", "internal_line")
+    if isinstance(memory, pd.DataFrame):
+        cells: Iterable[tuple[Any, ...]] = zip(*(column_cells(memory, c) for c in names), strict=True)
+    else:
+        cells = ((row.get(names[0]), row.get(names[1]), row.get(names[2])) for row in memory)
+    for index, value, line in cells:
         key = _int(index)
         if key not in out and _int(value) is not None:
             out[key] = (_int(value), _int(line))

@@ -162,8 +162,9 @@ class RknnAssembler(ToolkitLogger):
             frames["unparsed"] = self.account.frame()
         else:
             frames.defer("unparsed")
-        for name, rows in (("builds", builds), ("memory", memory), ("perf_totals", perf_totals)):
-            frames.build(name, rows)
+        frames.build("builds", builds)
+        frames.build_later("memory", memory)  # (the derived figures add to its rows, then it is built)
+        frames.build("perf_totals", perf_totals)
         total = sum(self.counts.values())
         kind = _log_kind(builds, self.counts)
         return ParsedLog(
