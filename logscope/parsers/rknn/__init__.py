@@ -303,6 +303,7 @@ def _parse_lines(source: LogSource, blocks: Iterable[tuple[list[str], list[int]]
                         positions.__setstate__(i + 1 + taken)
         counts["blank"] += blank
         counts["noise"] += noise
+        a.native_ahead = None  # (it holds the block)
 
     def feed_block(lines: list[str], numbers: list[int]) -> None:
         """Runs of plain messages go to `bulk` (their first and last lines, and any line a category names,
