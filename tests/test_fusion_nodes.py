@@ -62,6 +62,10 @@ def test_plain_node_lists_read_as_the_general_reading() -> None:
     assert len(bodies) > 100
     cases = bodies + [_mangle(body, rng) for body in bodies for _ in range(6)]
     cases += ["[]", "['']", "['', 'a']", "remove node = [], add node = []", "[''']", "['a', 'b'", "x"]
+    # A `remove node` list alone (a fifth of the largest real compiler log's fusion results).
+    cases += ["remove node = ['a', 'b']", "remove node = []", "remove node = ['a'], ", "add node = ['a']"]
+    cases += ["remove node = ['a'], add node = ['b'], add node = ['c']", "remove node = ['a'] "]
+    assert _nodes("remove node = ['a#1', 'b']") == (["a#1", "b"], [])
     plain = 0
     for body in cases:
         assert _nodes(body) == _parse_nodes(body), body

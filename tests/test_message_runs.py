@@ -291,3 +291,58 @@ def test_pass_and_fusion_rows_are_in_the_schema_order() -> None:
     assert _ROW_COLUMNS["passes"] == tuple(SCHEMAS["passes"])
     fusions = ("build_index", "section", "rule", "removed_nodes", "added_nodes", "line")
     assert _ROW_COLUMNS["fusions"] == fusions == tuple(SCHEMAS["fusions"])
+
+
+def test_named_messages_in_a_row_are_read_ahead_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Messages a category names are each read the ordinary way, between runs: the lines after them are
+    read once for the whole series (`Messages._native_rows`), and the frames are those of a log read
+    line by line."""
+    warning = "need parameter qtype, type is set to float16 by default!"
+    named = [f"{TS}Warning: Tensor c{i} {warning}" for i in range(12)]
+    plain = [f"{TS}tensor name: t{i} is already in IndependentMap" for i in range(5)]
+    lines = ["I rknn-toolkit2 version: 2.5.0", "I rknn building ...", *named, *plain, *named[:3], *plain]
+    text = "\n".join(lines) + "\n"
+    reader = native_reader(load_line_grammar("rknn").lexer)
+    assert reader is not None
+    starts: list[int] = []
+
+    def counted(lines: list[str], start: int) -> list[tuple[str | None, ...]] | None:
+        starts.append(start)
+        return reader(lines, start)
+
+    monkeypatch.setattr(rknn_parser, "native_reader", lambda lexer: counted)
+    log = parse_text(text)
+    assert starts == [3]  # after the first line: the rest of the block is one read
+    assert int((log.frames["messages"]["category"].notna()).sum()) == 15
+    frames_equal(*both_ways(lambda: parse_text(text), monkeypatch))
+
+
+def test_fusion_rows_holding_a_rival_string_are_read_by_the_full_reader(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The fusion reader leaves out the look-aheads for the bodies ranked before a fusion result
+    (`bulk._without_rivals`): a line one of them takes (a rule named like an exception is an exception
+    line to `classify`) must still end the run, and a run whose lines merely hold such a string (a node
+    named `a.Error`) is read whole."""
+    lexer = load_line_grammar("rknn").lexer
+    reader = fusion_reader(lexer)
+    assert reader is not None
+    plain = [f"I     fuse_rule{i}: remove node = ['n{i}'], add node = ['m{i}']" for i in range(4)]
+    odd = [
+        "I     ValueError: remove node = ['a'], add node = ['b']",
+        "I     a.B: remove node = ['a']",
+        "I     fuse_progress: remove node = ['Loading : 5%|x|']",
+        "I     fuse: remove node = ['see Traceback (most recent call last): x']",
+    ]
+    for line in odd:
+        lines = [*plain, line, *plain]
+        kinds = [lexer.classify(each)[0] for each in lines]
+        rows = reader(lines, 0)
+        assert rows is not None
+        expected = kinds.index("EXCEPTION") if "EXCEPTION" in kinds else len(lines)
+        assert len(rows) == expected, line
+        assert (expected == len(lines)) == ("fuse" in line), line  # (the others are exception lines)
+        fields = [lexer.classify(each)[1].read(("rule", "body")) for each in lines[:expected]]
+        assert [row[1:] for row in rows] == fields
+        text = "\n".join(["I rknn-toolkit2 version: 2.5.0", "I fuse_ops results:", *lines]) + "\n"
+        frames_equal(*both_ways(lambda text=text: parse_text(text), monkeypatch))

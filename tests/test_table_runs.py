@@ -457,7 +457,11 @@ def test_joined_rows_read_as_the_matcher(case: int) -> None:
         offset = rng.randrange(len(chunk))
         assert read(chunk, offset) == _one_by_one(regex, fields, chunk[offset:])
     assert seen > 10_000
-    assert read(["x\ny"], 0) is None  # a line holding a newline: read one by one
+    # A line holding a newline among those read: read one by one; after them, it ends the rows.
+    assert read([rows[0], f"{rows[1]}\n{rows[2]}", rows[3]], 0) is None
+    assert read([rows[0], rows[1], f"{rows[2]}\n{rows[3]}"], 0) is None
+    assert read([rows[0], rows[1], "x\ny", rows[3]], 0) == _one_by_one(regex, fields, rows[:2])
+    assert read(["x\ny"], 0) == []
     assert read(rows[:3], 3) == []
 
 

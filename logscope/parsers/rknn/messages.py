@@ -122,11 +122,11 @@ class Messages(Runtime):
             return 0
         if not self.builds:
             return 0
-        rows = joined_run(read, lines, start, NATIVE_RUN)
+        rows = self._native_rows(read, lines, start)
         if len(rows) < 2:
             return 0
-        del rows[-1]  # (left to the ordinary path)
-        levels, stamps, texts = (list(column) for column in zip(*rows, strict=True))
+        # (the last row is left to the ordinary path)
+        levels, stamps, texts = (list(column) for column in zip(*rows[:-1], strict=True))
         named = [t for t in set(texts) if t.startswith(_TRACEBACK_HEAD) or classify_message(t) is not None]
         count = min(map(texts.index, named)) if named else len(texts)
         if count == 0:
@@ -152,6 +152,20 @@ class Messages(Runtime):
         self.last_fed = run_numbers[-1]
         self.open_message = None
         return count
+
+    def _native_rows(self, read: RowReader, lines: list[str], start: int) -> list[tuple[str | None, ...]]:
+        """`joined_run(read, lines, start, NATIVE_RUN)`: what is left of the last read when it began before
+        `start` in the same block and took the line before it, else a new read. A run stops before each
+        message a category names, which the ordinary path reads and then asks for the run after it: the
+        largest real compiler log prints twelve such warnings in a row per build, and each read them all
+        again. Exact: a read depends on the lines alone, and one that stopped short of `NATIVE_RUN`
+        stopped at the first line it refuses, so from any later line of it, it reads the same rows."""
+        ahead = self.native_ahead
+        if ahead is not None and ahead[0] is lines and 0 < start - ahead[1] <= len(ahead[2]):
+            return ahead[2][start - ahead[1] :]
+        rows = joined_run(read, lines, start, NATIVE_RUN)
+        self.native_ahead = (lines, start, rows) if len(rows) < NATIVE_RUN else None
+        return rows
 
     def _traceback_line(self, kind: str, func: str | None, text: str, number: int) -> bool:
         """Add a line to the open traceback (a frame, a source line, the closing exception line);

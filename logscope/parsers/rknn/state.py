@@ -264,6 +264,8 @@ class RknnState(BaseAssembler[_Build]):
         self.fuse_section: str | None = None
         self.open_message: list[Any] | None = None  # a `messages` row, in `_ROW_COLUMNS` order
         self.has_message_runs = False  # `messages` holds `bulk.MessageRun`s besides rows
+        # The last run of native messages read ahead: (block, first line, rows); `Messages._native_rows`.
+        self.native_ahead: tuple[list[str], int, list[tuple[str | None, ...]]] | None = None
         self.open_fusion: list[Any] | None = None  # a `fusions` row, in `_ROW_COLUMNS` order
         self.open_passes: dict[str, list[Any]] = {}  # a `passes` row, in `_ROW_COLUMNS` order
         self.last_progress: dict[str, Any] | None = None

@@ -14,21 +14,23 @@ from logscope.parsers.rknn.table_runs import RowReader
 from logscope.parsers.rknn.values import _parse_nodes
 
 # The node lists of a fusion result as the toolkit prints them (`remove node = ['a', 'b'], add node = ['c']`,
-# or a bare `['a']`), quotes without escapes, `', '` between names: read by one match and two splits.
+# a `remove node` list alone, or a bare `['a']`), quotes without escapes, `', '` between names: read by one
+# match and two splits.
 _PLAIN_NAMES = r"((?:'[^'\\\n]*'(?:, '[^'\\\n]*')*)?)"
 _PLAIN_NODES = re.compile(
-    rf"remove node = \[{_PLAIN_NAMES}\], add node = \[{_PLAIN_NAMES}\]|\[{_PLAIN_NAMES}\]"
+    rf"remove node = \[{_PLAIN_NAMES}\](?:, add node = \[{_PLAIN_NAMES}\])?|\[{_PLAIN_NAMES}\]"
 )
 
 
 def _nodes(body: str) -> tuple[list[str], list[str]] | None:
     """`values._parse_nodes(body)`, the lists printed plainly read without its general reading (5 us a
-    line, half of a fusion result's cost; the largest real compiler log prints 92 per build).
+    line, half of a fusion result's cost; the largest real compiler log prints 92 per build, a fifth of
+    them a `remove node` list with no `add node` list after it).
 
     Exact: on a body this regex matches whole, the general reading takes the same clauses (a `remove
-    node` list then an `add node` list, or one bare list: removed nodes) and each name is a quoted
-    string with no quote or backslash inside, so the names are the text between the list's first and
-    last quotes split at `', '` (which no name can hold). Any other body goes to `_parse_nodes`."""
+    node` list, then an `add node` list if any; or one bare list: removed nodes) and each name is a
+    quoted string with no quote or backslash inside, so the names are the text between the list's first
+    and last quotes split at `', '` (which no name can hold). Any other body goes to `_parse_nodes`."""
     m = _PLAIN_NODES.fullmatch(body)
     if m is None:
         return _parse_nodes(body)
@@ -115,22 +117,26 @@ class ToolkitLogger(CompilerOutput):
         """Fusion results in line order: one (`classify`'s path) or a run of them read joined
         (`_fusion_run`). Rows are lists in the `fusions` schema's column order (`_ROW_COLUMNS`); the
         last one stays open for an `add node` list wrapped onto the next line (`_fuse_cont`)."""
-        append, counts, builds = self.rows["fusions"].append, self.counts, self.builds
+        append = self.rows["fusions"].append
         section = self.fuse_section or "fuse_ops"
         acted_on = section == "quant_optimizer"  # `adjust_relu: [...]` lists the nodes the rule acted on
         row = None
+        index = -1  # the build's, once a row is read (the first opens one if there is none)
+        read = 0
         for rule, body, line, number in zip(rules, bodies, lines, numbers, strict=True):
             parsed = _nodes(body)
             if parsed is None:
                 self._unparsed(number, line, "malformed node list")
                 continue
-            counts["structural"] += 1
-            build = builds[-1] if builds else self._current(number)
+            if index < 0:
+                index = self._current(number).index
+            read += 1
             removed, added = parsed
             if acted_on:
                 removed, added = removed + added, []
-            row = [build.index, section, rule, removed, added, number]
+            row = [index, section, rule, removed, added, number]
             append(row)
+        self.counts["structural"] += read
         if row is not None:
             self.open_fusion = row
 
