@@ -102,3 +102,16 @@ def test_summaries_are_written_as_json_dumps_writes_them(name: str) -> None:
     log = logscope.analyze(FIXTURES / name)
     assert render_json([log]) == json.dumps(log.summary(), indent=2, ensure_ascii=False)
     assert render_json([log, log]) == json.dumps([log.summary()] * 2, indent=2, ensure_ascii=False)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(min_value=-3, max_value=10**7), max_size=40) | st.lists(st.integers(0, 20)))
+def test_rows_per_build_index_are_counted_as_np_unique_counts_them(indexes: list[int]) -> None:
+    """`summary()`'s counts: a bincount for indexes from 0 up, `np.unique` for any other numbering."""
+    import numpy as np
+
+    from logscope.model import _index_counts
+
+    array = np.array(indexes, dtype="int64")
+    found, sizes = np.unique(array, return_counts=True)
+    assert list(_index_counts(array)) == list(zip(found.tolist(), sizes.tolist(), strict=True))
