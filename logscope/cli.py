@@ -272,7 +272,7 @@ def parse_command(
     from logscope.outputs import frame_files, frame_folders
     from logscope.render.ci import LogFindings
     from logscope.render.frames_out import write_frames
-    from logscope.render.summary import render_json, render_markdown, render_text
+    from logscope.render.summary import iter_json, render_markdown, render_text
     from logscope.rules import worst_severity
 
     logs: list[ParsedLog] = []
@@ -319,7 +319,9 @@ def parse_command(
         if _write_ci_format(output_format.value, ci_logs) or not logs:
             pass
         elif output_format is ParseFormat.json:
-            _out(render_json(logs) + "\n")
+            for piece in iter_json(logs):  # the text of render_json, never whole in memory
+                _out(piece)
+            _out("\n")
         elif output_format is ParseFormat.markdown:
             _out("\n\n".join(render_markdown(log) for log in logs) + "\n")
         else:
