@@ -11,8 +11,9 @@ from __future__ import annotations
 import gc
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from enum import Enum
+from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -147,6 +148,22 @@ def _out(text: str) -> None:
     """Text, JSON and Markdown output that is not wrapped: a control character from a log or a model
     is shown as an escape (`\\x1b`, `\\u009b`), never emitted to the terminal."""
     sys.stdout.write(visible_controls(text))
+
+
+def _out_pieces(pieces: Iterable[str]) -> None:
+    """`_out` of each piece of one output. A reader that leaves after taking part of it (`| head`)
+    ends it quietly and the command exits with its own code, as when the output was one write (a
+    pipe closed after the first part of a write drops the rest, and Python reports the write done);
+    stdout then goes to the null device, so the exit's flush of what is buffered cannot fail. A
+    reader gone before the first piece is click's broken pipe, exit 1, as it was."""
+    for n, piece in enumerate(pieces):
+        try:
+            _out(piece)
+        except BrokenPipeError:
+            if not n:
+                raise
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return
 
 
 def _fail(message: str) -> typer.Exit:
@@ -322,9 +339,7 @@ def parse_command(
         if _write_ci_format(output_format.value, ci_logs) or not logs:
             pass
         elif output_format is ParseFormat.json:
-            for piece in iter_json(logs):  # the text of render_json, never whole in memory
-                _out(piece)
-            _out("\n")
+            _out_pieces(chain(iter_json(logs), ["\n"]))  # the text of render_json, never whole in memory
         elif output_format is ParseFormat.markdown:
             _out("\n\n".join(render_markdown(log) for log in logs) + "\n")
         else:
