@@ -1107,9 +1107,9 @@ def main() -> None:
     after a 100 MB one (a larger heap), against 0.03-0.08 s frozen. The memory goes back with the
     process; objects freed by reference counting are still freed (their finalizers run), and the rest
     of the exit is Python's own: output flushed, atexit handlers run, the exit code as raised. What is
-    skipped are finalizers of objects in cycles, which `parse` leaves none that matter (its files are
-    closed as they are written). A caller that runs `main` and goes on keeps what it had when `main`
-    ended: frozen objects are never collected."""
+    skipped are the finalizers of objects in cycles, and `parse` leaves none that matter (it closes
+    each file it writes). A caller that runs `main` and goes on keeps what it had when `main` ended:
+    frozen objects are never collected."""
     _RUN["freeze_at_exit"] = False
     try:
         code = app(standalone_mode=False)
