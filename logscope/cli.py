@@ -8,10 +8,12 @@ files goes on past one it cannot read, names it, and exits 2 at the end.
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from enum import Enum
+from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -148,6 +150,22 @@ def _out(text: str) -> None:
     sys.stdout.write(visible_controls(text))
 
 
+def _out_pieces(pieces: Iterable[str]) -> None:
+    """`_out` of each piece of one output. A reader that leaves after taking part of it (`| head`)
+    ends it quietly and the command exits with its own code, as when the output was one write (a
+    pipe closed after the first part of a write drops the rest, and Python reports the write done);
+    stdout then goes to the null device, so the exit's flush of what is buffered cannot fail. A
+    reader gone before the first piece is click's broken pipe, exit 1, as it was."""
+    for n, piece in enumerate(pieces):
+        try:
+            _out(piece)
+        except BrokenPipeError:
+            if not n:
+                raise
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return
+
+
 def _fail(message: str) -> typer.Exit:
     _error(message)
     return typer.Exit(code=2)
@@ -223,8 +241,9 @@ def _guard(outputs: list[Path], inputs: list[Path | None], force: bool, folders:
         raise _fail(str(exc)) from None
 
 
-# What `main` names in an internal error: the --debug flag and the input being worked on.
-_RUN: dict[str, Any] = {"debug": False, "input": None}
+# What `main` names in an internal error: the --debug flag and the input being worked on; and whether
+# the command asked for what it leaves behind to be frozen for the exit (`main`).
+_RUN: dict[str, Any] = {"debug": False, "input": None, "freeze_at_exit": False}
 
 
 @app.callback()
@@ -272,9 +291,10 @@ def parse_command(
     from logscope.outputs import frame_files, frame_folders
     from logscope.render.ci import LogFindings
     from logscope.render.frames_out import write_frames
-    from logscope.render.summary import render_json, render_markdown, render_text
+    from logscope.render.summary import iter_json, render_markdown, render_text
     from logscope.rules import worst_severity
 
+    _RUN["freeze_at_exit"] = True
     logs: list[ParsedLog] = []
     configs: list[Config] = []
     bad = 0
@@ -319,7 +339,7 @@ def parse_command(
         if _write_ci_format(output_format.value, ci_logs) or not logs:
             pass
         elif output_format is ParseFormat.json:
-            _out(render_json(logs) + "\n")
+            _out_pieces(chain(iter_json(logs), ["\n"]))  # the text of render_json, never whole in memory
         elif output_format is ParseFormat.markdown:
             _out("\n\n".join(render_markdown(log) for log in logs) + "\n")
         else:
@@ -1078,7 +1098,19 @@ def _is(exc: BaseException, name: str) -> bool:
 
 def main() -> None:
     """The console script. Usage errors (unknown option, missing argument, bad choice) become one line
-    `logscope: error: ...` with exit 2 instead of click's usage block."""
+    `logscope: error: ...` with exit 2 instead of click's usage block.
+
+    After `parse`, the objects left in the process are frozen (`gc.freeze`) before it exits. The
+    interpreter's exit otherwise runs full collections over every container of the loaded libraries
+    (pandas, pyarrow, numpy, Lark and their caches: about 80,000) and frees those held in cycles
+    (modules, classes, functions) one by one: 0.21-0.26 s of CPU after a 20 MB log and 0.33-0.55 s
+    after a 100 MB one (a larger heap), against 0.03-0.08 s frozen. The memory goes back with the
+    process; objects freed by reference counting are still freed (their finalizers run), and the rest
+    of the exit is Python's own: output flushed, atexit handlers run, the exit code as raised. What is
+    skipped are the finalizers of objects in cycles, and `parse` leaves none that matter (it closes
+    each file it writes). A caller that runs `main` and goes on keeps what it had when `main` ended:
+    frozen objects are never collected."""
+    _RUN["freeze_at_exit"] = False
     try:
         code = app(standalone_mode=False)
     except Exception as exc:
@@ -1105,6 +1137,8 @@ def main() -> None:
             traceback.print_exc()
         _to_stderr(internal_error_line(exc, _RUN["input"]))
         raise SystemExit(3) from None
+    if _RUN["freeze_at_exit"]:
+        gc.freeze()
     raise SystemExit(code if isinstance(code, int) else 0)
 
 

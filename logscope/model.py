@@ -320,7 +320,6 @@ class ParsedLog:
     def summary(self) -> dict[str, Any]:
         """The stable JSON contract (`schema_version` 1): keys are never renamed, unknown is null."""
         builds = self.frames["builds"]
-        memory = self.frames["memory"]
         counts = _counts_by_build(self.frames)
         checks: dict[Any, list[dict[str, Any]]] = {}
         for check in self.frames["figure_checks"].to_dict("records"):
@@ -329,38 +328,25 @@ class ParsedLog:
             )
         out_builds = []
         by_build = {name: _by_build(self.frames[name]) for name in ("perf", "perf_totals", "perf_ranking")}
-        # The memory frame read once as column lists, and each build's rows as positions in it.
-        mem_columns = {str(c): memory[c].tolist() for c in memory.columns}
-        mem_positions: dict[Any, list[int]] = {}
-        for position, key in enumerate(mem_columns.get("build_index", [])):
-            if key is not None and key is not pd.NA:
-                mem_positions.setdefault(key, []).append(position)
-        for row in builds.itertuples(index=False):
-            idx = row.build_index
-            own = [] if idx is None or idx is pd.NA else mem_positions.get(idx, [])
-            primary = {k: v[own[0]] for k, v in mem_columns.items()} if own else None
+        memory = _MemoryRows(self.frames["memory"])
+        # The build rows as plain values, column by column: one pass per column instead of a named
+        # tuple and a conversion per cell per build.
+        keys = [builds[c].tolist() for c in ("build_index", "start_line", "end_line")]
+        shown = [_plain_list(builds[c]) for c in _BUILD_COLUMNS]
+        n_head = len(_BUILD_HEAD)
+        for idx, start, end, *values in zip(*keys, *shown, strict=True):
+            own = memory.positions(idx)
             out_builds.append(
                 {
                     "index": _plain(idx),
-                    "kind": _plain(row.kind),
-                    "toolkit_product": _plain(row.toolkit_product),
-                    "toolkit_version": _plain(row.toolkit_version),
-                    "compiler_version": _plain(row.compiler_version),
-                    "target_platform": _plain(row.target_platform),
-                    "status": _plain(row.status),
-                    "status_reason": _plain(row.status_reason),
-                    "lines": [_plain(row.start_line), _plain(row.end_line)],
-                    "memory": {k: _plain(primary[k]) if primary is not None else None for k in MEMORY_KEYS}
-                    | {"source": _plain(primary["source"]) if primary is not None else None},
-                    "memory_lines": {
-                        f"{k}_bytes": _plain(primary[f"{k}_line"]) if primary is not None else None
-                        for k in ("weight", "internal", "activation", "scratch", "total", "model")
-                    }
-                    | {"reuse_rate": _plain(primary["reuse_line"]) if primary is not None else None},
-                    "derived": {k: _plain(primary[k]) if primary is not None else None for k in DERIVED_KEYS},
+                    **dict(zip(_BUILD_HEAD, values[:n_head], strict=True)),
+                    "lines": [_plain(start), _plain(end)],
+                    "memory": memory.figures(own),
+                    "memory_lines": memory.lines(own),
+                    "derived": memory.derived(own),
                     "checks": checks.get(idx, []),
-                    "memory_sources": _memory_sources(mem_columns, own),
-                    "versions": {k: _plain(getattr(row, k)) for k in VERSION_KEYS},
+                    "memory_sources": memory.sources(own),
+                    "versions": dict(zip(VERSION_KEYS, values[n_head:], strict=True)),
                     "perf": _perf_summary(self.frames, idx, by_build),
                     "counts": counts.get(idx, _zero_counts()),
                 }
@@ -435,10 +421,74 @@ def _zero_counts() -> dict[str, int]:
     }
 
 
-def _memory_sources(columns: dict[str, list[Any]], positions: list[int]) -> list[dict[str, Any]]:
-    """Every memory row of a build (one per source of figures), from the memory frame's column lists."""
-    keys = ("source", *MEMORY_KEYS, *EVAL_MEMORY_KEYS)
-    return [{k: _plain(columns[k][p]) for k in keys} for p in positions]
+# The build columns `summary()` shows as they are: the head of a build's object, then its versions.
+_BUILD_HEAD = (
+    "kind",
+    "toolkit_product",
+    "toolkit_version",
+    "compiler_version",
+    "target_platform",
+    "status",
+    "status_reason",
+)
+_BUILD_COLUMNS = (*_BUILD_HEAD, *VERSION_KEYS)
+# A build's `memory_lines` object: each key and the memory frame's column of the line it was read from.
+_MEMORY_LINES = (
+    *((f"{k}_bytes", f"{k}_line") for k in ("weight", "internal", "activation", "scratch", "total", "model")),
+    ("reuse_rate", "reuse_line"),
+)
+_FIGURE_KEYS = (*MEMORY_KEYS, "source")
+_SOURCE_KEYS = ("source", *MEMORY_KEYS, *EVAL_MEMORY_KEYS)
+
+
+def _plain_list(column: pd.Series) -> list[Any]:
+    """A column's cells as plain values (`plain_value` of each, as they come out of `tolist`)."""
+    return [_plain(v) for v in column.tolist()]
+
+
+class _MemoryRows:
+    """The `memory` frame for `summary()`: each row's shown cells as plain values, converted once per
+    log (not once per build and cell), and each build's rows as positions. A build's first row is its
+    `memory`, `memory_lines` and `derived` objects; every row is one of its `memory_sources`."""
+
+    def __init__(self, memory: pd.DataFrame) -> None:
+        shown = dict.fromkeys((*_SOURCE_KEYS, *DERIVED_KEYS, *(c for _, c in _MEMORY_LINES)))
+        present = [k for k in shown if k in memory.columns]
+        columns = [_plain_list(memory[k]) for k in present]
+        self._rows = [dict(zip(present, cells, strict=True)) for cells in zip(*columns, strict=True)]
+        self._positions: dict[Any, list[int]] = {}
+        keys = memory["build_index"].tolist() if "build_index" in memory.columns else []
+        for position, key in enumerate(keys):
+            if key is not None and key is not pd.NA:
+                self._positions.setdefault(key, []).append(position)
+
+    def positions(self, build_index: Any) -> list[int]:
+        """The build's rows, in frame order (none for a build without an index)."""
+        if build_index is None or build_index is pd.NA:
+            return []
+        return self._positions.get(build_index, [])
+
+    def figures(self, own: list[int]) -> dict[str, Any]:
+        if not own:
+            return dict.fromkeys(_FIGURE_KEYS)
+        row = self._rows[own[0]]
+        return {k: row[k] for k in _FIGURE_KEYS}
+
+    def lines(self, own: list[int]) -> dict[str, Any]:
+        if not own:
+            return dict.fromkeys(k for k, _ in _MEMORY_LINES)
+        row = self._rows[own[0]]
+        return {k: row[c] for k, c in _MEMORY_LINES}
+
+    def derived(self, own: list[int]) -> dict[str, Any]:
+        if not own:
+            return dict.fromkeys(DERIVED_KEYS)
+        row = self._rows[own[0]]
+        return {k: row[k] for k in DERIVED_KEYS}
+
+    def sources(self, own: list[int]) -> list[dict[str, Any]]:
+        """Every memory row of a build (one per source of figures)."""
+        return [{k: self._rows[p][k] for k in _SOURCE_KEYS} for p in own]
 
 
 def _by_build(frame: pd.DataFrame) -> dict[Any, pd.DataFrame]:
@@ -514,10 +564,9 @@ def _counts_by_build(frames: dict[str, pd.DataFrame]) -> dict[Any, dict[str, int
     def bump(frame: pd.DataFrame, key: str, column: str | None = None, value: str | None = None) -> None:
         builds = frame["build_index"]
         rows = builds.notna().to_numpy(dtype=bool)
-        if column is not None:
-            rows = rows & (frame[column].to_numpy(dtype=object, na_value=None) == value)  # type: ignore[call-overload]
-        indexes, sizes = np.unique(builds.to_numpy(dtype="int64", na_value=0)[rows], return_counts=True)
-        for idx, n in zip(indexes.tolist(), sizes.tolist(), strict=True):
+        if column is not None:  # compared in the column's own storage (Arrow's for text), NA is no match
+            rows = rows & (frame[column] == value).to_numpy(dtype=bool, na_value=False)
+        for idx, n in _index_counts(builds.to_numpy(dtype="int64", na_value=0)[rows]):
             out.setdefault(idx, _zero_counts())[key] = n
 
     tensors, messages = frames["tensors"], frames["messages"]
@@ -533,6 +582,19 @@ def _counts_by_build(frames: dict[str, pd.DataFrame]) -> dict[Any, dict[str, int
     bump(allocations, "failed_allocations", "status", "failed")
     bump(frames["tensor_attrs"], "tensor_attrs")
     return out
+
+
+def _index_counts(indexes: np.ndarray) -> Iterator[tuple[int, int]]:
+    """Each distinct build index with its number of rows, in increasing order (`np.unique`'s answer).
+    Build indexes count up from 0, so one `bincount` does it without sorting the rows (a sort of the
+    tensor rows was a fifth of the summary of a log of hundreds of builds); `np.unique` for any other
+    numbering."""
+    if not len(indexes) or indexes.min() < 0 or indexes.max() > 4 * len(indexes) + 4096:
+        found, sizes = np.unique(indexes, return_counts=True)
+        return zip(found.tolist(), sizes.tolist(), strict=True)
+    per_index = np.bincount(indexes)
+    found = np.flatnonzero(per_index)
+    return zip(found.tolist(), per_index[found].tolist(), strict=True)
 
 
 _plain = plain_value  # one definition, in logscope.frames

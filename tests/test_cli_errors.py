@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -10,6 +11,7 @@ import pytest
 
 import logscope.api as api
 import logscope.cli as cli
+from tests.conftest import MOBILENET
 
 LOG = (
     Path(__file__).resolve().parent.parent / "fixtures" / "rknn" / "01-runtime-verbose-conv2d-rk3588-232.log"
@@ -293,3 +295,37 @@ def test_a_value_left_in_a_loop_variable_is_not_a_row_being_worked_on(
         with pytest.raises(RuntimeError) as caught:
             function()
         assert row_where(caught.value) == want
+
+
+@pytest.mark.parametrize(
+    "args, code, frozen",
+    [
+        (["parse", "--format", "json", str(LOG)], 0, True),
+        (["parse", "--fail-on", "info", str(MOBILENET)], 1, True),
+        (["parse", "missing.log"], 2, True),
+        (["rules"], 0, False),
+        (["--version"], 0, False),
+    ],
+)
+def test_main_freezes_what_parse_leaves_for_the_exit(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    args: list[str],
+    code: int,
+    frozen: bool,
+) -> None:
+    """After `parse` (whatever its exit code) the objects left are frozen, so the exit neither walks nor
+    frees them; other commands exit as Python does. The output and the exit code are unchanged."""
+    import gc
+
+    monkeypatch.setattr(sys, "argv", ["logscope", *args])
+    gc.unfreeze()
+    try:
+        with pytest.raises(SystemExit) as stop:
+            cli.main()
+        assert (stop.value.code, gc.get_freeze_count() > 0) == (code, frozen)
+    finally:
+        gc.unfreeze()
+    out = capsys.readouterr().out
+    if "json" in args:
+        assert json.loads(out)["source"] == str(LOG)

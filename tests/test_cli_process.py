@@ -188,3 +188,27 @@ def test_targets_of_logs_that_parse_are_accepted() -> None:
     rv1126 = RKNN / "25-issue-rl-tk1-388-eval-perf-wrapped-names-rv1126.log"
     result = run("parse", str(rv1126), "--target", "rv1126")
     assert result.returncode in (0, 1), result.stderr
+
+
+def test_a_reader_that_leaves_part_way_ends_the_json_quietly(tmp_path: Path) -> None:
+    """`parse --format json BIG | head`: the JSON is written in pieces, and a reader that leaves after
+    the first ends the output without an error and with the command's own exit code (0 here), as
+    when it was one write; a reader gone before any output is a broken pipe, exit 1."""
+    log = tmp_path / "many-builds.log"
+    log.write_text(MOBILENET.read_text() * 40)  # about 360 KB of JSON: several pieces
+    base = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "NO_COLOR", "TTY_COMPATIBLE")}
+    command = [sys.executable, "-m", "logscope", "parse", "--format", "json", str(log)]
+    for take, code in ((100, 0), (0, 1)):
+        proc = subprocess.Popen(
+            command,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=base | {"PYTHONPATH": str(ROOT)},
+            cwd=ROOT,
+        )
+        assert proc.stdout is not None and proc.stderr is not None
+        if take:
+            assert proc.stdout.read(take).startswith(b"{\n")
+        proc.stdout.close()
+        err = proc.stderr.read()
+        assert (proc.wait(timeout=300), err) == (code, b"")

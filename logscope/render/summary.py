@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Iterator
 from typing import Any
 
 import pandas as pd
@@ -10,7 +11,7 @@ import pandas as pd
 from logscope.figures import memory_rows
 from logscope.inert import markdown_text
 from logscope.model import ParsedLog, versions_text
-from logscope.render._json import dumps_indented
+from logscope.render._json import dumps_indented, iter_indented
 from logscope.rules import Finding, Rule
 from logscope.units import human_bytes
 
@@ -20,8 +21,18 @@ def _pct(value: float | None) -> str:
 
 
 def render_json(logs: list[ParsedLog]) -> str:
-    payload: Any = logs[0].summary() if len(logs) == 1 else [log.summary() for log in logs]
-    return dumps_indented(payload)
+    return dumps_indented(_json_payload(logs))
+
+
+def iter_json(logs: list[ParsedLog]) -> Iterator[str]:
+    """The text of `render_json(logs)` in pieces of some tens of kilobytes, for a stream: a 100 MB log's
+    JSON is tens of megabytes, which as one string is made, copied and freed again by every step that
+    writes it."""
+    return iter_indented(_json_payload(logs))
+
+
+def _json_payload(logs: list[ParsedLog]) -> Any:
+    return logs[0].summary() if len(logs) == 1 else [log.summary() for log in logs]
 
 
 _SOURCE_FIGURES = (
