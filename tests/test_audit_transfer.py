@@ -5,19 +5,22 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import json
 import pickle
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
 
 import logscope
+from logscope import model
 from logscope.audit import AuditOptions, FileTask, audit, audit_file, runner, worker
 from logscope.audit.store import FRAME_TABLES, table_columns
 from logscope.pool_start import pool_context, start_pool_server
-from logscope.rules import analyze_log, resolve_config
+from logscope.rules import Finding, analyze_log, resolve_config
 from tests.conftest import FIXTURES, MOBILENET
 from tests.test_audit import content
 
@@ -84,6 +87,42 @@ def test_column_values_give_what_the_public_api_gives(path: Path, monkeypatch) -
             public = worker.frame_to_arrow(frame, columns[name])
         assert fast.schema.equals(public.schema, check_metadata=True)
         assert fast.equals(public), name
+
+
+def test_tabulating_a_log_makes_none_of_its_empty_frames() -> None:
+    """The stored tables come from the frames with rows; an RKNN log's MCU frames (declared empty by the
+    parse) are neither made nor stored, and the file row reads its build count without them."""
+    log = analyze_log(logscope.parse(MOBILENET), resolve_config(None))
+
+    def pending() -> set[str]:
+        return {name for name in log.frames if dict.__getitem__(log.frames, name) is model._PENDING}
+
+    before = pending()
+    assert {"mcu_runs", "mcu_memory"} <= before
+    tables = worker.log_tables(log)
+    assert worker._log_info(log)["builds"] == 1
+    assert pending() == before
+    assert set(tables) == {name for name in FRAME_TABLES if name in log.frames.filled()} | {"findings"}
+
+
+@pytest.mark.parametrize("path", [MOBILENET, *sorted((FIXTURES / "rknn").glob("*.log"))[:12], *MCU[:2]],
+                         ids=lambda p: Path(p).name)  # fmt: skip
+def test_findings_rows_are_the_findings_json_form(path: Path) -> None:
+    """Each `findings` row holds what `Finding.to_dict` gives, line lists and evidence as JSON text."""
+    findings = analyze_log(logscope.parse(path), resolve_config(None)).findings
+    odd = Finding("odd evidence", lines=(3, 4), evidence={1: (2, 3), "set": frozenset({5}), "n": np.int64(7),
+                  "nested": {"f": np.float32(0.5), "none": None}, "obj": Path("x")})  # fmt: skip
+    rows = []
+    for f in [*findings, odd]:
+        d = f.to_dict()
+        rows.append({key: d[key] for key in ("build_index", "code", "name", "severity", "message", "line",
+                     "subject", "hint")} | {"lines": json.dumps(d["lines"]),
+                     "evidence": json.dumps(worker._jsonable(d["evidence"]), default=str)})  # fmt: skip
+    table = worker.findings_table([*findings, odd], table_columns()["findings"])
+    assert table.to_pylist() == [{name: row[name] for name in table.column_names} for row in rows]
+    assert json.loads(table.column("evidence")[-1].as_py()) == {
+        "1": [2, 3], "set": [5], "n": 7, "nested": {"f": 0.5, "none": None}, "obj": "x"
+    }  # fmt: skip
 
 
 def test_tasks_are_dispatched_largest_first(tmp_path: Path) -> None:

@@ -29,8 +29,8 @@ from logscope.collector import collector_paused
 from logscope.errors import LogscopeError
 from logscope.frames import column_array
 from logscope.io import DEFAULT_MAX_BYTES, LogStream, display_path, open_regular
-from logscope.model import ParsedLog
-from logscope.rules import Config, analyze_log, resolve_config, worst_severity
+from logscope.model import Frames, ParsedLog
+from logscope.rules import Config, Finding, analyze_log, resolve_config, worst_severity
 
 from .remote import ObjectReader, first_lines, is_url
 from .store import FRAME_TABLES, arrow_schema, logscope_version, table_columns
@@ -283,7 +283,8 @@ def _config_for(task: FileTask) -> Config:
 def _log_info(log: ParsedLog) -> dict[str, Any]:
     worst = worst_severity(log.findings)
     builds = log.frames["builds"]
-    runs = log.frames.get("mcu_runs")
+    # The MCU runs only for a log without builds: read for every log, an RKNN log's empty frame was made.
+    runs = None if len(builds) else log.frames.get("mcu_runs")
     return {
         "kind": log.kind,
         "encoding": log.encoding,
@@ -298,11 +299,18 @@ def _log_info(log: ParsedLog) -> dict[str, Any]:
 
 
 def log_tables(log: ParsedLog) -> dict[str, pa.Table]:
-    """The stored tables of one parsed (and analysed) log, typed as the store declares them."""
+    """The stored tables of one parsed (and analysed) log, typed as the store declares them.
+
+    Only the frames with rows are read: a frame the parse declared empty is not made just to be found
+    empty (`Frames.filled`; an RKNN log leaves the MCU frames, among others, unmade)."""
     columns = table_columns()
+    frames = log.frames
+    filled = frames.filled() if isinstance(frames, Frames) else None
     out: dict[str, pa.Table] = {}
     for name in FRAME_TABLES:
-        frame = log.frames.get(name)
+        if filled is not None and name not in filled:
+            continue
+        frame = frames.get(name)
         if frame is None or len(frame) == 0:
             continue
         extra = {"source_rank": source_ranks(frame["build_index"].tolist())} if name == "memory" else {}
@@ -331,12 +339,14 @@ def frame_to_arrow(
     """A frame as an arrow table with exactly the store's columns: objects (dicts, lists) become JSON.
     `extra` holds the values of columns the frame does not have (the store adds them).
 
-    Typed columns go through their arrays' own arrow conversion (`__arrow_array__`, arrays read by
+    Typed columns are their arrays' own arrow form (`__arrow_array__`, arrays read by
     `frames.column_array`): converting the Series asked pandas for attributes a Series does not have,
-    each miss a lookup in its index."""
+    each miss a lookup in its index, and going through `pa.array` cost a dispatch per column. A string
+    column is the arrow array its frame already holds, of the store's string type (`store.arrow_schema`),
+    so nothing is copied or cast; anything else of another type is cast to the column's."""
     schema = arrow_schema(columns)
     extra = extra or {}
-    arrays = []
+    arrays: list[pa.Array | pa.ChunkedArray] = []
     for column in schema:
         name = column.name
         array = column_array(frame, name)
@@ -345,7 +355,11 @@ def frame_to_arrow(
             missing = given is None
             arrays.append(pa.nulls(len(frame), column.type) if missing else pa.array(given, column.type))
             continue
-        if is_object_dtype(array.dtype):
+        to_arrow = getattr(array, "__arrow_array__", None)
+        if to_arrow is not None:
+            arrow = to_arrow(column.type)
+            arrays.append(arrow if arrow.type == column.type else arrow.cast(column.type))
+        elif is_object_dtype(array.dtype):
             texts = [None if _missing(v) else json.dumps(_jsonable(v), default=str) for v in array]
             arrays.append(pa.array(texts, column.type))
         else:
@@ -353,25 +367,24 @@ def frame_to_arrow(
     return pa.Table.from_arrays(arrays, schema=schema)
 
 
-def findings_table(findings: list[Any], columns: Mapping[str, str]) -> pa.Table:
-    rows = []
-    for f in findings:
-        d = f.to_dict()
-        rows.append(
-            {
-                "build_index": d.get("build_index"),
-                "code": d.get("code"),
-                "name": d.get("name"),
-                "severity": d.get("severity"),
-                "message": d.get("message"),
-                "line": d.get("line"),
-                "lines": json.dumps(d.get("lines") or []),
-                "subject": d.get("subject"),
-                "evidence": json.dumps(_jsonable(d.get("evidence") or {}), default=str),
-                "hint": d.get("hint"),
-            }
-        )
-    return pa.Table.from_pylist(rows, schema=arrow_schema(columns))
+def findings_table(findings: list[Finding], columns: Mapping[str, str]) -> pa.Table:
+    """The findings as the store's `findings` rows: the fields of their JSON form (`Finding.to_dict`),
+    line lists and evidence as JSON text. Read from each finding's fields into one list per column:
+    a dict per finding (`to_dict`, then the row) and pyarrow's row-by-row reading cost twice as much."""
+    dumps = json.dumps
+    data: dict[str, list[Any]] = {
+        "build_index": [f.build_index for f in findings],
+        "code": [f.code for f in findings],
+        "name": [f.name for f in findings],
+        "severity": [None if f.severity is None else f.severity.name for f in findings],
+        "message": [f.message for f in findings],
+        "line": [f.line for f in findings],
+        "lines": [dumps(list(f.lines)) for f in findings],
+        "subject": [f.subject for f in findings],
+        "evidence": [dumps(_jsonable(dict(f.evidence)), default=str) for f in findings],
+        "hint": [f.hint for f in findings],
+    }
+    return pa.Table.from_pydict(data, schema=arrow_schema(columns))
 
 
 def find_log_time(path: str) -> tuple[dt.datetime | None, int | None]:
