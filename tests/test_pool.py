@@ -540,7 +540,7 @@ def test_masked_columns_read_alike_through_their_parts_and_the_public_path(monke
     tensors, memory = _random_tensors(rng, 4, 80)
     fast_cells = {c: pool.column_cells(memory, c) for c in memory.columns}
     fast = pool.tensor_arrays(tensors)
-    assert pool._masked_parts(pool.column_array(tensors, "line")) is not None  # the private path is used
+    assert pool.masked_parts(pool.column_array(tensors, "line")) is not None  # the private path is used
     monkeypatch.setattr(pool, "_MASKED_PARTS", False)
     assert {c: pool.column_cells(memory, c) for c in memory.columns} == fast_cells
     assert fast_cells == {c: memory[c].tolist() for c in memory.columns}

@@ -341,14 +341,18 @@ class _IntColumn(NamedTuple):
 
 def _int_column(tensors: pd.DataFrame, name: str) -> _IntColumn:
     array = column_array(tensors, name)  # (the frame's own array: `tensors[name]` built a Series)
-    parts = _masked_parts(array)
+    parts = masked_parts(array)
+    known = ~parts[1] if parts is not None else ~np.asarray(array.isna(), dtype=bool)
+    return _IntColumn(int_values(array), known)
+
+
+def int_values(array: Any, missing: int = 0) -> np.ndarray:
+    """An integer column as int64 numpy values, `missing` where a cell is missing: an Int64 column from
+    its values and mask, any other through `to_numpy` (and its warning filters, 10 us a call)."""
+    parts = masked_parts(array)
     if parts is not None and parts[0].dtype == np.int64:
-        data, mask = parts
-        return _IntColumn(np.where(mask, 0, data), ~mask)
-    return _IntColumn(
-        np.asarray(array.to_numpy(dtype="int64", na_value=0), dtype=np.int64),
-        ~np.asarray(array.isna(), dtype=bool),
-    )
+        return np.where(parts[1], missing, parts[0])
+    return np.asarray(array.to_numpy(dtype="int64", na_value=missing), dtype=np.int64)
 
 
 def column_cells(frame: pd.DataFrame, name: str) -> list[Any]:
@@ -356,7 +360,7 @@ def column_cells(frame: pd.DataFrame, name: str) -> list[Any]:
     Float64, boolean) is read from its values and mask, where `tolist` went through `to_numpy` and its
     warning filters (10 us a column, and the derived figures read 20 columns of every log)."""
     array = column_array(frame, name)
-    parts = _masked_parts(array)
+    parts = masked_parts(array)
     if parts is None:
         return array.tolist()
     na = pd.NA
@@ -365,7 +369,7 @@ def column_cells(frame: pd.DataFrame, name: str) -> list[Any]:
     ]
 
 
-def _masked_parts(array: Any) -> tuple[np.ndarray, np.ndarray] | None:
+def masked_parts(array: Any) -> tuple[np.ndarray, np.ndarray] | None:
     """The values and the mask of a pandas masked array (its private `_data` and `_mask`, checked to be
     1-D numpy arrays of its length, numeric and bool); None for another array or another pandas, whose
     readers then take the public path (tests/test_pool.py checks both read alike)."""

@@ -23,7 +23,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from logscope.analysis.pool import _masked_parts as masked_parts
+from logscope.analysis.pool import int_values, masked_parts
 from logscope.frames import column_array, plain_value
 from logscope.model import Frames, ParsedLog
 from logscope.units import human_bytes
@@ -264,13 +264,7 @@ class Columns:
         key = (name, missing)
         made = self._ints.get(key)
         if made is None:
-            array = self.array(name)
-            parts = masked_parts(array)
-            if parts is not None and parts[0].dtype == np.int64:
-                made = np.where(parts[1], missing, parts[0])
-            else:
-                made = np.asarray(array.to_numpy(dtype="int64", na_value=missing))
-            self._ints[key] = made
+            made = self._ints[key] = int_values(self.array(name), missing)
         return made
 
     def missing(self, name: str) -> np.ndarray:
