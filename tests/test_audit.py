@@ -451,12 +451,13 @@ def test_planner_hashes_only_what_could_be_known_content(tmp_path, monkeypatch):
 
 def test_a_pool_commits_what_came_while_its_last_files_run(tmp_path):
     """Once every file has gone to a worker, what came so far is committed while the last ones run,
-    so only those are left to commit after the workers stop."""
+    and again when each worker runs its last file, so only those are left to commit after the workers
+    stop."""
     from logscope.audit import runner
 
     logs = tmp_path / "logs"
     logs.mkdir()
-    for i in range(12):
+    for i in range(40):
         (logs / f"b{i:02d}.log").write_text(MOBILENET.read_text() + f"I copy {i}\n")
     commits: list[int] = []
 
@@ -471,9 +472,38 @@ def test_a_pool_commits_what_came_while_its_last_files_run(tmp_path):
 
     options = AuditOptions(jobs=2, batch_seconds=1e9)
     report = audit([str(logs)], tmp_path / "a.duckdb", options, Commits())
-    assert report.audited == 12
-    last = runner.IN_FLIGHT * options.jobs
-    assert commits == [12 - last, last]
+    assert report.audited == 40
+    points = runner._drain_points(options)
+    assert points == (runner.IN_FLIGHT * 2, 2)
+    assert commits == [40 - points[0], points[0] - points[1], points[1]]
+
+
+def test_files_in_flight_are_bounded_by_count_and_by_bytes():
+    """Up to IN_FLIGHT_ANY files per worker go whatever their size; more, up to IN_FLIGHT, only while
+    the bytes in flight fit IN_FLIGHT_BYTES per worker; a finished file frees its bytes."""
+    from logscope.audit import runner
+    from logscope.audit.worker import FileTask
+
+    small, medium, big = FileTask("small.log"), FileTask("medium.log"), FileTask("big.log")
+    budget = runner.IN_FLIGHT_BYTES * 2
+    floor = runner.IN_FLIGHT_ANY * 2
+    sizes = {"small.log": 1 << 20, "medium.log": budget // (floor + 1), "big.log": budget}
+
+    def fill(task: FileTask) -> tuple[runner._InFlight, int]:
+        room, count = runner._InFlight(2, sizes), 0
+        while room.admits(task, count):
+            room.add(task)
+            count += 1
+        return room, count
+
+    assert fill(small)[1] == runner.IN_FLIGHT * 2  # 24 MiB of small logs fit the budget
+    assert fill(big)[1] == floor  # over budget from the first, but the floor always goes
+    room, count = fill(medium)
+    assert count == floor + 1  # the floor, then one more while the bytes fit
+    room.remove(medium)  # a finished file frees its bytes
+    assert room.admits(medium, count - 1)
+    assert room.admits(FileTask("not planned"), count)  # unknown size counts as 0 bytes
+    assert not room.admits(FileTask("not planned"), runner.IN_FLIGHT * 2)
 
 
 def test_evidence_is_made_plain_for_json():

@@ -25,7 +25,7 @@ import stat
 import threading
 import time
 from collections import Counter, deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -181,8 +181,8 @@ def audit(
                     f"a worker process died: {retried} file(s) re-run one at a time on a new pool"
                 )
 
-        results = _engine(tasks, options, broken) if tasks else iter(())
-        writer.expect(len(tasks), _drain_at(options))
+        results = _engine(tasks, options, broken, writer.sizes) if tasks else iter(())
+        writer.expect(len(tasks), _drain_points(options))
         try:
             with _ctrl_c_remembered() as pressed:
                 for result in results:
@@ -260,11 +260,11 @@ class _Writer:
         self.url_config: Config | None = None  # the configuration of URL inputs, resolved once
         self.committed = 0
         self.expected = 0  # results still to come
-        self.drain_at = 0  # commit when this many results are still to come (0: only by batch)
+        self.drain_at: tuple[int, ...] = ()  # commit when this many results are still to come
 
-    def expect(self, results: int, drain_at: int) -> None:
-        """`results` are coming; commit what has come when `drain_at` of them are still to come
-        (see `_drain_at`)."""
+    def expect(self, results: int, drain_at: tuple[int, ...]) -> None:
+        """`results` are coming; commit what has come when any of `drain_at` of them are still to
+        come (see `_drain_points`)."""
         self.expected, self.drain_at = results, drain_at
 
     def _redo(self, known: KnownFile | None) -> bool:
@@ -433,7 +433,7 @@ class _Writer:
         if (
             len(self.batch_results) >= self.options.batch_files
             or age >= self.options.batch_seconds
-            or self.expected == self.drain_at > 0
+            or self.expected in self.drain_at
         ):
             self.flush()
 
@@ -517,24 +517,28 @@ class _Writer:
 
 
 def _engine(
-    tasks: list[FileTask], options: AuditOptions, on_broken: Callable[[int], None] | None = None
+    tasks: list[FileTask],
+    options: AuditOptions,
+    on_broken: Callable[[int], None] | None = None,
+    sizes: Mapping[str, int] | None = None,
 ) -> Iterator[FileResult]:
     if options.engine == "dask":
         return run_dask(tasks, options.jobs, options.scheduler)
     if options.jobs == 1:
         return (audit_file(task) for task in tasks)
-    return run_pool(tasks, options.jobs, on_broken=on_broken)
+    return run_pool(tasks, options.jobs, on_broken=on_broken, sizes=sizes)
 
 
-def _drain_at(options: AuditOptions) -> int:
-    """How many results are still to come when every task has gone to a worker: the batch received so
-    far is committed then, while the workers run their last files, so that only those few are left
-    to commit once the last one is in (a batch of up to `batch_files` committed after the workers
-    stopped left the other cores idle for up to 0.2 s). 0 in this process, where nothing runs
-    alongside a commit."""
+def _drain_points(options: AuditOptions) -> tuple[int, ...]:
+    """How many results may still be to come when the received ones are committed whatever the batch's
+    size. When every task has gone to a worker (`IN_FLIGHT` per worker still to come), and again when
+    each worker runs its last file: only those few are left to commit once the last one is in. A batch
+    committed after the workers stopped leaves the other cores idle: up to 64 CI logs, 0.2 s; the 24
+    files in flight of a 2-job audit, 0.1 s. Nothing in this process, where nothing runs alongside a
+    commit."""
     if options.engine == "dask":
-        return DASK_IN_FLIGHT * options.jobs  # (as `run_dask` submits: for the local cluster it starts)
-    return IN_FLIGHT * options.jobs if options.jobs > 1 else 0
+        return (DASK_IN_FLIGHT * options.jobs,)  # (as `run_dask` submits: for the local cluster it starts)
+    return (IN_FLIGHT * options.jobs, options.jobs) if options.jobs > 1 else ()
 
 
 def _died(task: FileTask, reason: str) -> FileResult:
@@ -632,16 +636,17 @@ def run_pool(
     jobs: int,
     function: Callable[[FileTask], FileResult] = audit_file,
     on_broken: Callable[[int], None] | None = None,
+    sizes: Mapping[str, int] | None = None,
 ) -> Iterator[FileResult]:
     """`function` over `tasks` on a local process pool, results as they complete.
 
-    At most `IN_FLIGHT` x `jobs` files are in flight, so memory is bounded and Ctrl-C stops quickly. If
-    a worker dies, the files in flight are retried one at a time on a fresh pool; the one that kills its
-    worker alone is returned as an `error` result.
+    Files in flight are bounded (`_InFlight`: by count, and by bytes for big logs), so memory is
+    bounded and Ctrl-C stops quickly. If a worker dies, the files in flight are retried one at a time on
+    a fresh pool; the one that kills its worker alone is returned as an `error` result.
     """
     queue: deque[FileTask] = deque(tasks)
     suspects: deque[FileTask] = deque()
-    limit = IN_FLIGHT * jobs
+    room = _InFlight(jobs, sizes or {})
     executor = _pool(jobs)
     inflight: dict[Future[FileResult], FileTask] = {}
     isolating = False  # True while one suspect runs alone
@@ -656,9 +661,10 @@ def run_pool(
                         suspects.popleft()
                         isolating = True
                 else:
-                    while queue and len(inflight) < limit:
+                    while queue and room.admits(queue[0], len(inflight)):
                         task = queue[0]
                         inflight[executor.submit(function, task)] = task
+                        room.add(task)
                         queue.popleft()
             except BrokenProcessPool:
                 # A worker died after the last wait: the task stays queued, the pool is rebuilt below.
@@ -677,6 +683,7 @@ def run_pool(
                     else:
                         suspects.append(task)
                 inflight.clear()
+                room.clear()
                 isolating = False
                 executor.shutdown(wait=False, cancel_futures=True)
                 executor = _pool(jobs)
@@ -685,6 +692,7 @@ def run_pool(
                 continue
             for fut in done:
                 task = inflight.pop(fut)
+                room.remove(task)
                 exc = fut.exception()
                 yield fut.result() if exc is None else _died(task, f"{type(exc).__name__}: {exc}")
             isolating = False
@@ -692,10 +700,44 @@ def run_pool(
         executor.shutdown(wait=False, cancel_futures=True)
 
 
-# Files in flight per worker: each has the one it runs and the next ones queued, enough to keep it busy
-# while this process commits a batch (about 3 ms of DuckDB work per CI log, 64 logs at a time); with 2,
-# the workers of a 2-core machine ran dry during each commit.
-IN_FLIGHT = 4
+# Files in flight per worker: the one it runs and the next ones queued, enough to keep it busy while this
+# process commits a batch. A commit of 64 CI logs takes 0.25-0.4 s of this process and a worker runs a
+# CI log in about 30 ms: with 4 per worker, each worker of a 2-job audit of 160 CI logs stood idle for
+# 0.4-0.6 s in all (busy 2.7 s of a 3.1 s span); with 12, for 0.14 s.
+IN_FLIGHT = 12
+# Beyond the first `IN_FLIGHT_ANY` files per worker, more are sent only while the files in flight total
+# at most `IN_FLIGHT_BYTES` per worker: twelve 100 MB logs would hold their results in memory at once.
+IN_FLIGHT_ANY = 4
+IN_FLIGHT_BYTES = 32 << 20
+
+
+class _InFlight:
+    """How many files `run_pool` may have in flight: up to `IN_FLIGHT_ANY` per worker whatever their
+    size, up to `IN_FLIGHT` per worker while their bytes (as planned; unknown counts as 0) fit
+    `IN_FLIGHT_BYTES` per worker."""
+
+    def __init__(self, jobs: int, sizes: Mapping[str, int]) -> None:
+        self.any = IN_FLIGHT_ANY * jobs
+        self.most = IN_FLIGHT * jobs
+        self.budget = IN_FLIGHT_BYTES * jobs
+        self.sizes = sizes
+        self.bytes = 0
+
+    def admits(self, task: FileTask, count: int) -> bool:
+        if count < self.any:
+            return True
+        return count < self.most and self.bytes + self.sizes.get(task.path, 0) <= self.budget
+
+    def add(self, task: FileTask) -> None:
+        self.bytes += self.sizes.get(task.path, 0)
+
+    def remove(self, task: FileTask) -> None:
+        self.bytes -= self.sizes.get(task.path, 0)
+
+    def clear(self) -> None:
+        self.bytes = 0
+
+
 # Tasks submitted to a dask cluster per worker thread at a time.
 DASK_IN_FLIGHT = 2
 
