@@ -329,3 +329,27 @@ def test_main_freezes_what_parse_leaves_for_the_exit(
     out = capsys.readouterr().out
     if "json" in args:
         assert json.loads(out)["source"] == str(LOG)
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_main_freezes_what_audit_leaves_for_the_exit(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path, jobs: str
+) -> None:
+    """`audit` exits frozen as `parse` does (its store is closed and its pool shut down before), and its
+    database holds the file."""
+    import gc
+
+    import duckdb
+
+    db = tmp_path / "a.duckdb"
+    monkeypatch.setattr(sys, "argv", ["logscope", "audit", str(MOBILENET), "--db", str(db), "--jobs", jobs])
+    gc.unfreeze()
+    try:
+        with pytest.raises(SystemExit) as stop:
+            cli.main()
+        assert (stop.value.code, gc.get_freeze_count() > 0) == (0, True)
+    finally:
+        gc.unfreeze()
+    capsys.readouterr()
+    with duckdb.connect(str(db), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM files WHERE status = 'ok'").fetchone() == (1,)
