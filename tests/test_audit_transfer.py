@@ -182,3 +182,37 @@ def test_the_pool_start_imports_nothing_heavy() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_the_pool_server_imports_from_where_the_auditing_process_does(tmp_path: Path) -> None:
+    """A module in the folder an audit is started from shadows nothing in the fork server: a
+    `pandas.py` there is imported by no process (it was by the server, whose preload then failed), and
+    the audit stores its files. The auditing process is started as the console script is: its
+    working directory is not on its own import path."""
+    import subprocess
+    import sys
+
+    if pool_context().get_start_method() != "forkserver":
+        pytest.skip("no fork server on this platform")
+    marker = tmp_path / "imported.txt"
+    (tmp_path / "pandas.py").write_text(
+        f"open({str(marker)!r}, 'w').write('imported')\nraise ImportError('a pandas.py in the folder')\n"
+    )
+    copy = tmp_path / "copy.log"
+    copy.write_text(MOBILENET.read_text() + "I copy\n")
+    db = tmp_path / "a.duckdb"
+    argv = ["logscope", "audit", str(MOBILENET), str(copy), "--db", str(db), "--jobs", "2"]
+    code = (
+        "import sys\n"
+        "sys.path[:] = [p for p in sys.path if p]\n"
+        f"sys.argv = {argv!r}\n"
+        "from logscope._console import main\n"
+        "main()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert not marker.exists()
+    import duckdb
+
+    with duckdb.connect(str(db), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM files WHERE status = 'ok'").fetchone() == (2,)

@@ -571,6 +571,7 @@ def _pool(jobs: int) -> ProcessPoolExecutor:
     # Workers fork from a fork server that imported logscope and compiled its grammars once (_preload),
     # or are spawned where there is no fork server (`logscope.pool_start`).
     context = pool_context()
+    start_pool_server()  # (a no-op when it runs): started here, it imports from where this process does
     return ProcessPoolExecutor(jobs, mp_context=context, initializer=_init_worker, initargs=(os.getpid(),))
 
 
