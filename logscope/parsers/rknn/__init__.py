@@ -48,7 +48,7 @@ from logscope.parsers.rknn.bulk import (
     run_regex,
 )
 from logscope.parsers.rknn.state import _FOREIGN, _LAYER_FIELDS, _QUIET_NOISE, _TENSOR_FIELDS
-from logscope.parsers.rknn.table_runs import run_from, table_readers, tensor_row_regex
+from logscope.parsers.rknn.table_runs import noise_counter, run_from, table_readers, tensor_row_regex
 from logscope.parsers.runs import feed_with_runs
 
 __all__ = ["parse_rknn", "parse_rknn_blocks"]
@@ -167,6 +167,7 @@ def _parse_lines(source: LogSource, blocks: Iterable[tuple[list[str], list[int]]
     if read_fusions is not None:
         run_readers["FUSE_RESULT"] = functools.partial(assembler._fusion_run, read_fusions)
     read_marks = mark_reader(lexer)  # runs of pass markers, read joined
+    count_noise = noise_counter(lexer)  # runs of noise lines, counted joined
 
     def feed_each(lines: list[str], numbers: list[int]) -> None:
         """Line by line, except that a line that starts a run of table rows, noise lines or pass markers
@@ -186,7 +187,7 @@ def _parse_lines(source: LogSource, blocks: Iterable[tuple[list[str], list[int]]
             read_tensors,
             read_layers,
         )
-        counted_ = _COUNTED
+        counted_, count_noise_ = _COUNTED, count_noise
         blank = noise = foreign = 0
         positions: Any = iter(range(len(lines)))  # a range iterator: `__setstate__` moves it on
         for i in positions:
@@ -252,6 +253,17 @@ def _parse_lines(source: LogSource, blocks: Iterable[tuple[list[str], list[int]]
                         last = i + 1 + len(after)
                         a.open_message = None
                         pass_values_((mark, *signs), (name, *raws), (ts, *stamps), numbers[i:last])
+                        a.last_fed = numbers[last - 1]
+                        positions.__setstate__(last)
+                        continue
+                if m is not None and m.lastindex is None and count_noise_ is not None:
+                    # A noise line: the noise lines after it counted joined (`table_runs.joined_count`),
+                    # as `run_from` would take them; a marker ends the run (the loop reads it next).
+                    taken = count_noise_(lines, i + 1)
+                    if taken is not None:
+                        last = i + 1 + taken
+                        a.open_message = None
+                        noise += 1 + taken
                         a.last_fed = numbers[last - 1]
                         positions.__setstate__(last)
                         continue
