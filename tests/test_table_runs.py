@@ -589,11 +589,12 @@ def test_joined_count_refuses_what_it_cannot_show_exact() -> None:
 
 
 def test_noise_runs_are_counted_joined(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A generated log's runs of noise lines are counted by the counter, not matched line after line."""
+    """A generated log's long runs of noise lines are counted by the counter after their first `MAX_RUN`
+    lines, not matched line after line."""
     from benchmarks.generate import generate_log
 
     path = tmp_path / "g.log"
-    generate_log(path, builds=1, seed=4, noise_ratio=0.5, layers=60)
+    generate_log(path, builds=1, seed=4, noise_ratio=0.9, layers=60)
     real = noise_counter(load_line_grammar("rknn").lexer)
     assert real is not None
     counts: list[int | None] = []
@@ -605,4 +606,4 @@ def test_noise_runs_are_counted_joined(tmp_path: Path, monkeypatch: pytest.Monke
     monkeypatch.setattr(rknn_parser, "noise_counter", lambda lexer: counting)
     log = parse_stream(LogStream(path))
     taken = [count for count in counts if count is not None]
-    assert len(taken) == len(counts) >= 5 and len(taken) + sum(taken) > log.line_counts["noise"] / 2
+    assert len(taken) == len(counts) >= 5 and sum(taken) > log.line_counts["noise"] / 4

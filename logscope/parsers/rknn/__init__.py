@@ -37,6 +37,7 @@ from logscope.parsers.grammar import (
     refused,
     required_substrings,
 )
+from logscope.parsers.rknn import table_runs
 from logscope.parsers.rknn.assembler import RknnAssembler
 from logscope.parsers.rknn.bulk import (
     category_substrings,
@@ -256,17 +257,6 @@ def _parse_lines(source: LogSource, blocks: Iterable[tuple[list[str], list[int]]
                         a.last_fed = numbers[last - 1]
                         positions.__setstate__(last)
                         continue
-                if m is not None and m.lastindex is None and count_noise_ is not None:
-                    # A noise line: the noise lines after it counted joined (`table_runs.joined_count`),
-                    # as `run_from` would take them; a marker ends the run (the loop reads it next).
-                    taken = count_noise_(lines, i + 1)
-                    if taken is not None:
-                        last = i + 1 + taken
-                        a.open_message = None
-                        noise += 1 + taken
-                        a.last_fed = numbers[last - 1]
-                        positions.__setstate__(last)
-                        continue
                 if m is not None:
                     run = run_from_(match_noise_pass_, m, lines, i)
                     last = i + len(run)
@@ -284,7 +274,16 @@ def _parse_lines(source: LogSource, blocks: Iterable[tuple[list[str], list[int]]
                             run_numbers = list(compress(run_numbers, kept))
                         marks = len(run_numbers)
                         pass_values_(columns[0], columns[1], columns[2], run_numbers)
-                    noise += len(run) - marks
+                    elif len(run) == table_runs.MAX_RUN and count_noise_ is not None:
+                        # A run of noise alone cut at its bound: the noise lines after it, which the
+                        # loop would take run after run, counted joined (`table_runs.joined_count`; a
+                        # marker or any other line ends them, and the loop reads it next). Short runs,
+                        # and runs holding markers, read as before: counting a run of a few noise
+                        # lines, then reading the markers after it apart, cost more than the run.
+                        taken = count_noise_(lines, last)
+                        if taken:
+                            last += taken
+                    noise += last - i - marks
                     a.last_fed = numbers[last - 1]
                     positions.__setstate__(last)
                     continue
