@@ -460,9 +460,11 @@ class _Rows:
     end_array: np.ndarray
     op_array: np.ndarray
     op_known: np.ndarray
-    # (name, Start, End) of each row, and each key's first resident row (frame order): one tensor per key.
-    keys: list[tuple[str, int, int]]
-    first_row: dict[tuple[str, int, int], int]
+    # How many distinct (name, Start, End) the resident rows hold (one tensor per key), counted with
+    # the build's `sum_bytes`: when it is the row count no tensor is listed twice.
+    tensor_count: int
+    # Each row's key's first resident row (an index into these lists), -1 for a row outside the pool.
+    first_of: np.ndarray
 
 
 class ResidentRows(NamedTuple):
@@ -558,10 +560,12 @@ class _Grouped:
         "bounds",
         "extents",
         "first_lines",
+        "first_rows",
         "indexes",
         "order",
         "positions",
         "resident",
+        "tensor_counts",
     )
 
     def __init__(self, source: pd.DataFrame, arrays: TensorArrays, positions: np.ndarray) -> None:
@@ -576,6 +580,9 @@ class _Grouped:
         self.indexes: list[int | None] = []
         self.extents: list[_Extent] = []
         self.first_lines: list[int] = []
+        self.tensor_counts: list[int] = []  # distinct (name, Start, End) among each group's resident rows
+        # Per row (`order`'s order), its key's first resident row in the group's order, -1 outside.
+        self.first_rows: np.ndarray = np.empty(0, dtype=np.int64)
 
     def rows(self, group: int) -> _Rows:
         """Group `group`'s rows as plain lists and arrays (made on first use, then kept)."""
@@ -586,21 +593,23 @@ class _Grouped:
 
     def _make_rows(self, group: int) -> _Rows:
         arrays, positions = self.arrays, self.positions
-        if self._names is None:  # the usable rows' names, read once for every build
-            self._names = text_cells(self._source["name"], positions)
-        names = self._names
-        members = self.order[self.bounds[group] : self.bounds[group + 1]]
+        low, high = self.bounds[group], self.bounds[group + 1]
+        members = self.order[low:high]
+        first_of = self.first_rows[low:high]
         at = positions[members]
-        g_start, g_end = arrays.start.values[at], arrays.end.values[at]
-        g_names = list(map(names.__getitem__, members.tolist()))
-        starts, ends, sizes = g_start.tolist(), g_end.tolist(), arrays.size.values[at].tolist()
-        flags = self.resident[self.bounds[group] : self.bounds[group + 1]].tolist()
-        triples = list(zip(g_names, starts, ends, strict=True))
-        if all(flags):
-            first_row = dict(zip(reversed(triples), reversed(range(len(triples))), strict=True))
+        if len(self.indexes) == 1:  # one build (a CI log): its names are all the names read
+            g_names = _text_cells(column_array(self._source, "name"), at)
         else:
-            first_row = dict(reversed(list(compress(zip(triples, range(len(triples)), strict=True), flags))))
+            if self._names is None:  # the usable rows' names, read once for every build
+                self._names = _text_cells(column_array(self._source, "name"), positions)
+            g_names = list(map(self._names.__getitem__, members.tolist()))
+        g_start, g_end = arrays.start.values[at], arrays.end.values[at]
+        starts, ends, sizes = g_start.tolist(), g_end.tolist(), arrays.size.values[at].tolist()
+        resident = self.resident[low:high]
+        flags = [True] * len(resident) if resident.all() else resident.tolist()
         g_line = arrays.line.values[at]
+        # (rows in frame order are in line order on every log read: no sort, the order it would give)
+        in_order = len(g_line) < 2 or bool((g_line[1:] >= g_line[:-1]).all())
         g_known = arrays.op_id.known[at]
         g_op_array = arrays.op_id.values[at]
         g_op = g_op_array.tolist()
@@ -608,7 +617,7 @@ class _Grouped:
             g_op = [op if k else None for op, k in zip(g_op, g_known.tolist(), strict=True)]
         return _Rows(
             position=at.tolist(),
-            order=np.argsort(g_line, kind="stable").tolist(),
+            order=list(range(len(g_line))) if in_order else np.argsort(g_line, kind="stable").tolist(),
             resident=flags,
             name=g_names,
             start=starts,
@@ -620,8 +629,8 @@ class _Grouped:
             end_array=g_end,
             op_array=g_op_array,
             op_known=g_known,
-            keys=triples,
-            first_row=first_row,
+            tensor_count=self.tensor_counts[group],
+            first_of=np.where(first_of >= 0, first_of - low, -1),
         )
 
 
@@ -667,12 +676,16 @@ def _grouped_extents(
         resident |= np.repeat(~kept, sizes_per_group)
     group_of = np.repeat(np.arange(count), sizes_per_group)
     pool_start = np.minimum.reduceat(np.where(resident, start, np.iinfo(np.int64).max), heads)
-    sums = _first_sizes(tensors, positions, order, resident, group_of, start, end, size, count)
+    sums, tensor_counts, first_rows = _first_sizes(
+        tensors, positions, order, resident, group_of, start, end, size, count
+    )
     spans = (max_end - pool_start).tolist()
     table_spans = (max_end - min_start).tolist()
     grouped.order = order
     grouped.bounds = bounds
     grouped.resident = resident
+    grouped.tensor_counts = tensor_counts
+    grouped.first_rows = first_rows
     grouped.indexes = indexes
     grouped.extents = [
         _Extent(start_offset=s, span_bytes=p, sum_bytes=t, table_span_bytes=w)
@@ -692,10 +705,11 @@ def _first_sizes(
     end: np.ndarray,
     size: np.ndarray,
     count: int,
-) -> list[int]:
-    """Per group, the sum of Size over its resident tensors: the first resident row (frame order) of each
-    (name, Start, End), a missing name being "" (`text_cells`). Rows are sorted by (group, name, Start,
-    End, frame order) and the first of each run of equal keys is kept."""
+) -> tuple[list[int], list[int], np.ndarray]:
+    """Per group, the sum of Size over its resident tensors and their number: the first resident row
+    (frame order) of each (name, Start, End), a missing name being "" (`text_cells`). Rows are sorted by
+    (group, name, Start, End, frame order) and the first of each run of equal keys is kept. Also, per row
+    (in `order`), the position in `order` of its key's first resident row (-1 for a row outside)."""
     where = np.flatnonzero(resident)
     codes = _name_codes(column_array(tensors, "name"), positions[order[where]])
     sort = np.lexsort((where, end[where], start[where], codes, group_of[where]))
@@ -712,7 +726,10 @@ def _first_sizes(
         sums = [sum(values[a:b]) for a, b in zip(heads.tolist(), ends, strict=True)]
     if len(sums) != count:  # every group keeps a resident row, so a tensor
         raise AssertionError("a build without a resident tensor")
-    return sums
+    first_rows = np.full(len(order), -1, dtype=np.int64)
+    ranked = where[sort]
+    first_rows[ranked] = ranked[first][np.cumsum(first) - 1]
+    return sums, np.diff(np.append(heads, len(kept_groups))).tolist(), first_rows
 
 
 def _name_codes(column: Any, positions: np.ndarray) -> np.ndarray:
@@ -739,10 +756,19 @@ def _factorised_codes(names: list[str]) -> np.ndarray:
 def text_cells(column: pd.Series, positions: np.ndarray | list[int]) -> list[str]:
     """The text cells at `positions` as str ("" when missing), read through Arrow when the column is
     Arrow-backed: only the rows asked for become Python strings."""
-    if isinstance(column.dtype, pd.StringDtype) and column.dtype.storage == "pyarrow":
-        cells = pa.array(column.array).take(pa.array(positions)).to_pylist()
+    return _text_cells(column.array, positions)
+
+
+def _text_cells(array: Any, positions: np.ndarray | list[int]) -> list[str]:
+    """`text_cells` of the column's array (`column_array`: no Series is made). Arrow's cells are str or
+    None, so with no missing cell among them they are returned as they are."""
+    if isinstance(array.dtype, pd.StringDtype) and array.dtype.storage == "pyarrow":
+        taken = pa.array(array).take(pa.array(positions))
+        cells = taken.to_pylist()
+        if not taken.null_count:
+            return cells
     else:
-        cells = column.to_numpy(dtype=object)[positions].tolist()
+        cells = pd.Series(array, copy=False).to_numpy(dtype=object)[positions].tolist()
     return [c if type(c) is str else ("" if c is None or c is pd.NA or c != c else str(c)) for c in cells]
 
 
@@ -802,11 +828,27 @@ class _Tensor(NamedTuple):
 class _TensorTable:
     """The resident tensors of `_tensors` as the rows' columns: tensor i is the row `firsts[i]` (its
     first row, line order), with the rows `later[firsts[i]]` when the table lists it again. `[i]` builds
-    its `_Tensor`; the pool builds only the few it reports (the step sweep, on first use, all of them)."""
+    its `_Tensor`; the pool builds only the few it reports (the step sweep, on first use, all of them).
 
-    __slots__ = ("_members", "_rows", "end", "firsts", "later", "line", "name", "op_id", "start")
+    When every row is resident and in line order (every CI log), the rows' tensors are read from
+    `_Rows.first_of` (each row's key's first row, found with the build's `sum_bytes` by sorting codes):
+    no (name, Start, End) is hashed, and `later` is listed only when a tensor is built. Otherwise, or
+    with `hashed`, each row's key is hashed (`tests/test_pool.py` compares the two)."""
 
-    def __init__(self, rows: _Rows, members: list[int]) -> None:
+    __slots__ = (
+        "_first_of",
+        "_later",
+        "_members",
+        "_rows",
+        "end",
+        "firsts",
+        "line",
+        "name",
+        "op_id",
+        "start",
+    )
+
+    def __init__(self, rows: _Rows, members: list[int], hashed: bool = False) -> None:
         self._rows = rows
         self._members: np.ndarray | None = None  # None: the rows in their own order
         if members == list(range(len(rows.name))):
@@ -819,21 +861,44 @@ class _TensorTable:
             self.end = list(map(rows.end.__getitem__, members))
             self.line = list(map(rows.line.__getitem__, members))
             self.op_id = list(map(rows.op_id.__getitem__, members))
-        if self._members is None:  # every row resident, line order is frame order: the extent's keys
-            keys, first_row = rows.keys, rows.first_row
-        else:
-            keys = list(zip(self.name, self.start, self.end, strict=True))
-            # Each key's first row (a dict built backwards keeps the first): one hashing pass.
-            first_row = dict(zip(reversed(keys), reversed(range(len(keys))), strict=True))
-        self.later: dict[int, list[int]] = {}
-        self.firsts: Sequence[int] = range(len(keys))
+        self._later: dict[int, list[int]] | None = {}
+        self._first_of: np.ndarray | None = None
+        self.firsts: Sequence[int] = range(len(self.name))
+        if self._members is None and rows.tensor_count == len(self.name):
+            return  # every row resident, in line order, each its own tensor (no key to hash)
+        if self._members is None and not hashed:
+            first_of = rows.first_of
+            self.firsts = np.flatnonzero(first_of == np.arange(len(first_of))).tolist()
+            self._first_of, self._later = first_of, None
+            return
+        keys = list(zip(self.name, self.start, self.end, strict=True))
+        # Each key's first row (a dict built backwards keeps the first): one hashing pass.
+        first_row = dict(zip(reversed(keys), reversed(range(len(keys))), strict=True))
         if len(first_row) < len(keys):  # some rows repeat a tensor: first rows ascending, then the rest
             self.firsts = sorted(first_row.values())
             is_first = [False] * len(keys)
             for i in self.firsts:
                 is_first[i] = True
+            later: dict[int, list[int]] = {}
             for i in compress(range(len(keys)), map(not_, is_first)):
-                self.later.setdefault(first_row[keys[i]], []).append(i)
+                later.setdefault(first_row[keys[i]], []).append(i)
+            self._later = later
+
+    @property
+    def later(self) -> dict[int, list[int]]:
+        """The rows after the first of each tensor listed again, keyed by its first row (ascending)."""
+        if self._later is None:
+            first_of = cast(np.ndarray, self._first_of)
+            again = np.flatnonzero(first_of != np.arange(len(first_of)))
+            later: dict[int, list[int]] = {}
+            for i, r in zip(again.tolist(), first_of[again].tolist(), strict=True):
+                rest = later.get(r)
+                if rest is None:
+                    later[r] = [i]
+                else:
+                    rest.append(i)
+            self._later = later
+        return self._later
 
     def __len__(self) -> int:
         return len(self.firsts)
@@ -860,6 +925,8 @@ class _TensorTable:
     def columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Per tensor, int64 arrays: (min and max consumer ID, whether it has one, Start, End)."""
         rows = self._rows
+        if self._first_of is not None:  # every row resident in line order, some listed again
+            return self._grouped_columns(rows, self._first_of)
         at = self._members
         if self.later:
             firsts = np.array(self.firsts, dtype=np.int64)
@@ -877,6 +944,25 @@ class _TensorTable:
                     j = bisect.bisect_left(self.firsts, r)
                     low[j], high[j], known[j] = min(ops), max(ops), True
         return low, high, known, start, end
+
+    def _grouped_columns(
+        self, rows: _Rows, first_of: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """`columns` over every row at once: each row's tensor is the index of its first row in
+        `firsts`; a tensor's IDs are the min and max over its rows with an ID (`minimum.at`, exact in
+        int64), its first row's cell (0, unknown) when none has one."""
+        firsts = np.array(self.firsts, dtype=np.int64)
+        tensor_of = np.searchsorted(firsts, first_of)
+        with_id = rows.op_known
+        ids, owners = rows.op_array[with_id], tensor_of[with_id]
+        known = np.bincount(owners, minlength=len(firsts)) > 0
+        low = np.full(len(firsts), np.iinfo(np.int64).max, dtype=np.int64)
+        high = np.full(len(firsts), np.iinfo(np.int64).min, dtype=np.int64)
+        np.minimum.at(low, owners, ids)
+        np.maximum.at(high, owners, ids)
+        first_ids = rows.op_array[firsts]
+        low, high = np.where(known, low, first_ids), np.where(known, high, first_ids)
+        return low, high, known, rows.start_array[firsts], rows.end_array[firsts]
 
 
 def _timed(tensors: list[_Tensor]) -> list[_Tensor]:
