@@ -977,7 +977,7 @@ class _Timeline(NamedTuple):
     ranges as int64 arrays, read from the table's columns (no Python step per tensor)."""
 
     table: _TensorTable
-    tensor_at: list[int]
+    tensor_at: Sequence[int]  # (a range when every tensor is timed)
     first: np.ndarray  # op_first = min(ops) - 1
     last: np.ndarray  # op_last = max(ops)
     start: np.ndarray
@@ -993,8 +993,24 @@ class _Timeline(NamedTuple):
 def _timeline(table: _TensorTable) -> _Timeline:
     """The timed tensors of `table` (those `_timed` keeps), in table order."""
     low, high, known, start, end = table.columns()
-    keep = np.flatnonzero(known & (high <= MAX_OP_INDEX) & (low >= 0))
+    timed = known & (high <= MAX_OP_INDEX) & (low >= 0)
+    if timed.all():  # (every tensor: no list of their indexes, no copies)
+        return _Timeline(table, range(len(timed)), low - 1, high, start, end)
+    keep = np.flatnonzero(timed)
     return _Timeline(table, keep.tolist(), low[keep] - 1, high[keep], start[keep], end[keep])
+
+
+class _Cells:
+    """The cells of an int64 array as Python integers, each converted when read (`array.tolist()` for
+    the few indexes asked: exact, never wrapping in int64 sums)."""
+
+    __slots__ = ("_array",)
+
+    def __init__(self, array: np.ndarray) -> None:
+        self._array = array
+
+    def __getitem__(self, i: int) -> int:
+        return int(self._array[i])
 
 
 class _NameKeys:
@@ -1027,8 +1043,9 @@ def _peak_bound_step(timeline: _Timeline, pool_start: int) -> int | None:
         steps = _step_lists(timeline.tensors(), pool_start)
         bounds = steps["lower_bound_bytes"]
         return steps["step"][bounds.index(max(bounds))]
-    # The bound is the same at any origin (differences and comparisons of offsets): absolute offsets.
-    start, end = timeline.start.tolist(), timeline.end.tolist()
+    # The bound is the same at any origin (differences and comparisons of offsets): absolute offsets,
+    # read as Python integers for the few tensors of the steps judged only.
+    start, end = cast(list[int], _Cells(timeline.start)), cast(list[int], _Cells(timeline.end))
     names = cast(list[str], _NameKeys(timeline))
     lo = int(first.min())
     count = int(last.max()) - lo + 1
@@ -1125,7 +1142,8 @@ def _bound(
         return None, None, (), (), ()
     live = _live(timeline, step)
     names = cast(list[str], _NameKeys(timeline))
-    total, chosen = _disjoint_max(live, timeline.start.tolist(), timeline.end.tolist(), names)
+    start, end = cast(list[int], _Cells(timeline.start)), cast(list[int], _Cells(timeline.end))
+    total, chosen = _disjoint_max(live, start, end, names)
     tensors = sorted((timeline.tensor(i) for i in chosen), key=lambda t: t.line)
     names_out = tuple(t.name for t in tensors)
     lines = tuple(sorted({line for t in tensors for line in t.lines}))
