@@ -650,3 +650,40 @@ def test_text_cells_of_the_array_read_as_the_series():
                 expected = text_cells(column, positions)
                 assert _text_cells(column.array, positions) == expected
                 assert expected == ["" if names[p] is None else names[p] for p in positions]
+
+
+def test_mem007_reads_names_through_the_pools_codes_as_through_the_names(generated, monkeypatch):
+    """MEM007 groups a build's rows by the pool's codes of their names (`resident_name_codes`); coding
+    the names themselves, as it does when a row is unnamed, gives the same findings: on a generated log
+    with Concat layers in every build and on every fixture. `_first_consumers` equals the former dicts
+    (each name's smallest ID, its first row) on random codes."""
+    import random
+
+    import numpy as np
+
+    from logscope.analysis.pool import FeaturePool
+    from logscope.rules import Config, run_rules
+    from logscope.rules import mem007_concat_not_in_place as mem007
+
+    logs = [generated, *(logscope.parse(path) for path in fixture_logs())]
+    expected = [run_rules(log, Config(select=("MEM007",))) for log in logs]
+    assert sum(len(found) for found in expected) >= 10
+    with monkeypatch.context() as patch:
+        patch.setattr(
+            FeaturePool, "resident_name_codes", lambda pool: mem007._codes_of(pool.resident_rows().name)
+        )
+        for log, found in zip(logs, expected, strict=True):
+            assert run_rules(log, Config(select=("MEM007",))) == found
+
+    rng = random.Random(5)
+    for _ in range(300):
+        count = rng.randint(0, 40)
+        codes = [rng.randint(0, 8) for _ in range(count)]
+        ids = [rng.choice([-1, *range(10)]) for _ in range(count)]
+        consumer, is_first = mem007._first_consumers(np.array(codes, dtype=np.int64), np.array(ids))
+        smallest = {}
+        for code, op in zip(codes, ids, strict=True):
+            if op >= 0:
+                smallest[code] = min(op, smallest.get(code, op))
+        assert consumer.tolist() == [smallest.get(code, -1) for code in codes]
+        assert is_first.tolist() == [codes.index(code) == i for i, code in enumerate(codes)]

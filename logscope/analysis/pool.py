@@ -241,6 +241,15 @@ class FeaturePool:
         position, start, end, size, line = (list(map(column.__getitem__, members)) for column in ints)
         return ResidentRows(position, list(map(rows.name.__getitem__, members)), start, end, size, line)
 
+    def resident_name_codes(self) -> np.ndarray:
+        """A code per resident row (line order, as `resident_rows`), equal for equal names, a missing
+        name coded as "" (`ResidentRows.name`): what the extent's sum grouped the names by. Read it,
+        never change it."""
+        rows, members = self._lists
+        if members == list(range(len(rows.name))):
+            return rows.name_code
+        return rows.name_code[members]
+
     @property
     def row_positions(self) -> list[int]:
         """Positions of the resident rows in the `tensors` frame the pool was read from, line order."""
@@ -465,6 +474,8 @@ class _Rows:
     tensor_count: int
     # Each row's key's first resident row (an index into these lists), -1 for a row outside the pool.
     first_of: np.ndarray
+    # A code per resident row, equal for equal names (a missing name coded as ""), -1 outside the pool.
+    name_code: np.ndarray
 
 
 class ResidentRows(NamedTuple):
@@ -562,6 +573,7 @@ class _Grouped:
         "first_lines",
         "first_rows",
         "indexes",
+        "name_codes",
         "order",
         "positions",
         "resident",
@@ -583,6 +595,7 @@ class _Grouped:
         self.tensor_counts: list[int] = []  # distinct (name, Start, End) among each group's resident rows
         # Per row (`order`'s order), its key's first resident row in the group's order, -1 outside.
         self.first_rows: np.ndarray = np.empty(0, dtype=np.int64)
+        self.name_codes: np.ndarray = np.empty(0, dtype=np.int64)  # per row (`order`), -1 outside
 
     def rows(self, group: int) -> _Rows:
         """Group `group`'s rows as plain lists and arrays (made on first use, then kept)."""
@@ -631,6 +644,7 @@ class _Grouped:
             op_known=g_known,
             tensor_count=self.tensor_counts[group],
             first_of=np.where(first_of >= 0, first_of - low, -1),
+            name_code=self.name_codes[low:high],
         )
 
 
@@ -676,7 +690,7 @@ def _grouped_extents(
         resident |= np.repeat(~kept, sizes_per_group)
     group_of = np.repeat(np.arange(count), sizes_per_group)
     pool_start = np.minimum.reduceat(np.where(resident, start, np.iinfo(np.int64).max), heads)
-    sums, tensor_counts, first_rows = _first_sizes(
+    sums, tensor_counts, first_rows, name_codes = _first_sizes(
         tensors, positions, order, resident, group_of, start, end, size, count
     )
     spans = (max_end - pool_start).tolist()
@@ -686,6 +700,7 @@ def _grouped_extents(
     grouped.resident = resident
     grouped.tensor_counts = tensor_counts
     grouped.first_rows = first_rows
+    grouped.name_codes = name_codes
     grouped.indexes = indexes
     grouped.extents = [
         _Extent(start_offset=s, span_bytes=p, sum_bytes=t, table_span_bytes=w)
@@ -705,11 +720,12 @@ def _first_sizes(
     end: np.ndarray,
     size: np.ndarray,
     count: int,
-) -> tuple[list[int], list[int], np.ndarray]:
+) -> tuple[list[int], list[int], np.ndarray, np.ndarray]:
     """Per group, the sum of Size over its resident tensors and their number: the first resident row
     (frame order) of each (name, Start, End), a missing name being "" (`text_cells`). Rows are sorted by
     (group, name, Start, End, frame order) and the first of each run of equal keys is kept. Also, per row
-    (in `order`), the position in `order` of its key's first resident row (-1 for a row outside)."""
+    (in `order`), the position in `order` of its key's first resident row and its name's code (-1 for
+    a row outside)."""
     where = np.flatnonzero(resident)
     codes = _name_codes(column_array(tensors, "name"), positions[order[where]])
     sort = np.lexsort((where, end[where], start[where], codes, group_of[where]))
@@ -729,7 +745,9 @@ def _first_sizes(
     first_rows = np.full(len(order), -1, dtype=np.int64)
     ranked = where[sort]
     first_rows[ranked] = ranked[first][np.cumsum(first) - 1]
-    return sums, np.diff(np.append(heads, len(kept_groups))).tolist(), first_rows
+    name_codes = np.full(len(order), -1, dtype=np.int64)
+    name_codes[where] = codes
+    return sums, np.diff(np.append(heads, len(kept_groups))).tolist(), first_rows, name_codes
 
 
 def _name_codes(column: Any, positions: np.ndarray) -> np.ndarray:

@@ -61,7 +61,6 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterator
 from dataclasses import dataclass
-from itertools import compress, repeat
 from typing import Any
 
 import numpy as np
@@ -206,15 +205,13 @@ def _check_build(
     rows = pool.resident_rows()
     lines = rows.line
     names = rows.name
-    if not all(names):  # an unnamed row is its own tensor
+    if all(names):  # the pool's codes of the names: no name hashed here
+        name_codes = pool.resident_name_codes()
+    else:  # an unnamed row is its own tensor
         names = [n if n else f"\0line {ln}" for n, ln in zip(names, lines, strict=True)]
+        name_codes = _codes_of(names)
     starts, ends, sizes = rows.start, rows.end, rows.size
-
-    # The first consumer of each name: rows by ID, largest first, so the smallest is written last.
-    consumed = np.flatnonzero(ids >= 0)
-    by_op = consumed[np.argsort(ids[consumed], kind="stable")[::-1]]
-    first_consumer = dict(zip(map(names.__getitem__, by_op.tolist()), ids[by_op].tolist(), strict=True))
-    first_row = dict(zip(reversed(names), reversed(range(len(names))), strict=True))
+    consumer, is_first = _first_consumers(name_codes, ids)
     inputs_of: dict[int, list[int]] = {}
     for i, op in zip(*_rows_with_ids(ids, concat_ids), strict=True):
         inputs_of.setdefault(op, []).append(i)
@@ -234,9 +231,6 @@ def _check_build(
     for shape, c in code_of.items():
         table[codes_of.get(shape, [])] = c
     codes = table[shape_codes]
-    consumer = np.fromiter(map(first_consumer.get, names, repeat(-1)), dtype=np.int64, count=len(names))
-    is_first = np.zeros(len(names), dtype=bool)
-    is_first[list(first_row.values())] = True
     line_array = np.array(lines, dtype=np.int64)
     candidates = np.flatnonzero((codes >= 0) & is_first & (consumer >= 0))
     candidates = candidates[np.lexsort((line_array[candidates], consumer[candidates], codes[candidates]))]
@@ -247,7 +241,7 @@ def _check_build(
 
     def output_key(i: int) -> tuple[int, bool, int]:
         """The output is chosen by: first consumer, then a name with "concat", then line."""
-        return first_consumer[names[i]], "concat" not in names[i].lower(), lines[i]
+        return int(consumer[i]), "concat" not in names[i].lower(), lines[i]
 
     chosen: list[tuple[int, int]] = []
     for k in sorted(inputs_of):
@@ -262,10 +256,10 @@ def _check_build(
                 best.append(min(shape_rows[j : bisect.bisect_right(fcs, fcs[j])], key=output_key))
         if best:
             chosen.append((k, min(best, key=output_key)))
-    out_names = {names[out] for _, out in chosen}
     rows_of_name: dict[str, list[int]] = {}
-    for i in compress(range(len(names)), map(out_names.__contains__, names)):
-        rows_of_name.setdefault(names[i], []).append(i)
+    if chosen:
+        for i in np.flatnonzero(np.isin(name_codes, name_codes[[out for _, out in chosen]])).tolist():
+            rows_of_name.setdefault(names[i], []).append(i)
 
     found = []
     for k, out in chosen:
@@ -342,6 +336,31 @@ def _check_build(
             severity=Severity.warning if at_peak else None,
             build_index=pool.build_index,
         )
+
+
+def _codes_of(names: list[str]) -> np.ndarray:
+    """A code per name, equal for equal names (numbered in order of first appearance)."""
+    seen: dict[str, int] = {}
+    return np.fromiter((seen.setdefault(n, len(seen)) for n in names), dtype=np.int64, count=len(names))
+
+
+def _first_consumers(name_codes: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row: the first consumer of its name (the smallest ID >= 0 over the rows of that name, -1 when
+    none has one), and whether it is its name's first row. `name_codes` are equal for equal names."""
+    count = len(name_codes)
+    if not count:
+        return np.empty(0, dtype=np.int64), np.zeros(0, dtype=bool)
+    width = int(name_codes.max()) + 1
+    none = np.iinfo(np.int64).max
+    first_id = np.full(width, none, dtype=np.int64)
+    consumed = ids >= 0
+    np.minimum.at(first_id, name_codes[consumed], ids[consumed])
+    per_row = first_id[name_codes]
+    first_row = np.full(width, count, dtype=np.int64)
+    np.minimum.at(first_row, name_codes, np.arange(count, dtype=np.int64))
+    is_first = np.zeros(count, dtype=bool)
+    is_first[first_row[first_row < count]] = True
+    return np.where(per_row == none, -1, per_row), is_first
 
 
 def _rows_with_ids(ids: np.ndarray, wanted: set[int]) -> tuple[list[int], list[int]]:
