@@ -626,6 +626,8 @@ def test_tensors_from_sorted_codes_are_the_hashed_keys_on_random_tables_and_fixt
         pool._EXTENTS.clear()
         for index, rows, _ in pool.build_extents(tensors, internals):
             where = f"{case} build {index}"
+            assert rows.all_resident == all(rows.resident), where
+            assert rows.in_line_order == (rows.order == list(range(len(rows.line)))), where
             assert rows.first_of.tolist() == _first_rows_by_hashing(rows), where
             keys = zip(rows.name, rows.start, rows.end, strict=True)
             resident_keys = {k for k, f in zip(keys, rows.resident, strict=True) if f}
@@ -687,3 +689,28 @@ def test_mem007_reads_names_through_the_pools_codes_as_through_the_names(generat
                 smallest[code] = min(op, smallest.get(code, op))
         assert consumer.tolist() == [smallest.get(code, -1) for code in codes]
         assert is_first.tolist() == [codes.index(code) == i for i, code in enumerate(codes)]
+
+
+def test_feature_rows_kept_with_the_extents_are_the_table_compared_afresh():
+    """`feature_rows` gives the flags kept with the frame's extents, or compares the table column when
+    none are kept for that frame: the same flags (a missing table is not "feature"), on random tables
+    and every fixture."""
+    import random
+
+    import numpy as np
+
+    from logscope.analysis import pool
+
+    rng = random.Random(8)
+    frames = [_random_tensors(rng, 2, rng.randint(1, 40))[0] for _ in range(50)]
+    frames += [logscope.parse(path).frames["tensors"] for path in fixture_logs()]
+    for case, tensors in enumerate(frames):
+        if tensors.empty:
+            continue
+        expected = (tensors["table"] == "feature").fillna(False).to_numpy(dtype=bool)
+        pool._EXTENTS.clear()
+        assert np.array_equal(pool.feature_rows(tensors), expected), case
+        list(pool.build_extents(tensors, {}))
+        kept = pool._EXTENTS["last"][2]
+        assert np.array_equal(pool.feature_rows(tensors), expected), case
+        assert kept is None or pool.feature_rows(tensors) is kept.arrays.feature, case

@@ -105,6 +105,7 @@ class FeaturePool:
 
     __slots__ = (
         "_frames",
+        "_in_order",
         "_lists",
         "_outside",
         "_resident",
@@ -155,14 +156,15 @@ class FeaturePool:
         internal: int | None,
         internal_line: int | None,
     ) -> None:
-        if all(rows.resident):
+        if rows.all_resident:
             resident, outside = rows.order, []
         else:
             resident = list(compress(rows.order, map(rows.resident.__getitem__, rows.order)))
             outside = [i for i in rows.order if not rows.resident[i]]
-        in_order = resident == list(range(len(rows.line)))  # every row resident, in line order
+        # Every row resident, in line order: `resident == list(range(len(rows.line)))`, from the flags.
+        in_order = rows.all_resident and rows.in_line_order
         start, span = extent.start_offset, extent.span_bytes
-        timeline = _timeline(_TensorTable(rows, resident))
+        timeline = _timeline(_TensorTable(rows, resident, in_order=in_order))
         bound = _bound(timeline, _peak_bound_step(timeline, start))
         lines = rows.line if in_order else list(map(rows.line.__getitem__, resident))
         self.build_index = build_index
@@ -180,12 +182,14 @@ class FeaturePool:
             self.lower_bound_ops,
         ) = bound
         self.row_count = len(resident)
-        self.first_line, self.last_line = min(lines), max(lines)
+        # (lines in order: the first and the last are the extremes)
+        self.first_line, self.last_line = (lines[0], lines[-1]) if in_order else (min(lines), max(lines))
         self.outside_lines = tuple(rows.line[i] for i in outside)
         self._source = source
         self._resident = rows.position if in_order else list(map(rows.position.__getitem__, resident))
         self._outside = [rows.position[i] for i in outside]
         self._lists = (rows, resident)
+        self._in_order = in_order
         self._timed = timeline
         self._steps: dict[str, list[int]] | None = None
         self._frames: dict[str, pd.DataFrame] = {}
@@ -235,7 +239,7 @@ class FeaturePool:
         missing), without building the frame (a rule that reads every build's rows pays no pandas).
         The lists may be the pool's own: read them, never change them."""
         rows, members = self._lists
-        if members == list(range(len(rows.name))):  # every row resident, frame order is line order
+        if self._in_order:  # every row resident, frame order is line order
             return ResidentRows(rows.position, rows.name, rows.start, rows.end, rows.size, rows.line)
         ints = (rows.position, rows.start, rows.end, rows.size, rows.line)
         position, start, end, size, line = (list(map(column.__getitem__, members)) for column in ints)
@@ -246,7 +250,7 @@ class FeaturePool:
         name coded as "" (`ResidentRows.name`): what the extent's sum grouped the names by. Read it,
         never change it."""
         rows, members = self._lists
-        if members == list(range(len(rows.name))):
+        if self._in_order:
             return rows.name_code
         return rows.name_code[members]
 
@@ -317,6 +321,16 @@ def feature_pools(frames: Mapping[str, pd.DataFrame]) -> dict[int | None, Featur
 
 
 _CACHE: dict[str, tuple[pd.DataFrame, pd.DataFrame | None, dict[int | None, FeaturePool]]] = {}
+
+
+def feature_rows(tensors: pd.DataFrame) -> np.ndarray:
+    """Per row of a `tensors` frame, whether its table is "feature" (a missing table is not): the flags
+    the extents were read with when they are kept for this frame (the parse's derived figures read
+    them), else compared afresh."""
+    cached = _EXTENTS.get("last")
+    if cached is not None and cached[0] is tensors and cached[2] is not None:
+        return cached[2].arrays.feature
+    return _equals(column_array(tensors, "table"), "feature")
 
 
 def feature_pool(frames: Mapping[str, pd.DataFrame], build_index: int | None) -> FeaturePool | None:
@@ -458,6 +472,8 @@ class _Rows:
     position: list[int]  # row position in the tensors frame
     order: list[int]  # indexes into these lists, line order (stable)
     resident: list[bool]
+    all_resident: bool  # every row is resident
+    in_line_order: bool  # frame order is line order (`order` is every index ascending)
     name: list[str]  # "" for a missing name
     start: list[int]
     end: list[int]
@@ -619,7 +635,8 @@ class _Grouped:
         g_start, g_end = arrays.start.values[at], arrays.end.values[at]
         starts, ends, sizes = g_start.tolist(), g_end.tolist(), arrays.size.values[at].tolist()
         resident = self.resident[low:high]
-        flags = [True] * len(resident) if resident.all() else resident.tolist()
+        all_resident = bool(resident.all())
+        flags = [True] * len(resident) if all_resident else resident.tolist()
         g_line = arrays.line.values[at]
         # (rows in frame order are in line order on every log read: no sort, the order it would give)
         in_order = len(g_line) < 2 or bool((g_line[1:] >= g_line[:-1]).all())
@@ -632,6 +649,8 @@ class _Grouped:
             position=at.tolist(),
             order=list(range(len(g_line))) if in_order else np.argsort(g_line, kind="stable").tolist(),
             resident=flags,
+            all_resident=all_resident,
+            in_line_order=in_order,
             name=g_names,
             start=starts,
             end=ends,
@@ -866,10 +885,14 @@ class _TensorTable:
         "start",
     )
 
-    def __init__(self, rows: _Rows, members: list[int], hashed: bool = False) -> None:
+    def __init__(
+        self, rows: _Rows, members: list[int], hashed: bool = False, in_order: bool | None = None
+    ) -> None:
         self._rows = rows
         self._members: np.ndarray | None = None  # None: the rows in their own order
-        if members == list(range(len(rows.name))):
+        if in_order is None:  # (`in_order`: the caller knows whether `members` is every row in order)
+            in_order = members == list(range(len(rows.name)))
+        if in_order:
             self.name, self.start, self.end = rows.name, rows.start, rows.end
             self.line, self.op_id = rows.line, rows.op_id
         else:

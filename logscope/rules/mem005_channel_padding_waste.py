@@ -50,6 +50,7 @@ from typing import Any
 
 import numpy as np
 
+from logscope.analysis.pool import feature_rows
 from logscope.model import ParsedLog
 from logscope.rules._common import (
     Columns,
@@ -129,10 +130,9 @@ def counted_rows(cols: Columns) -> tuple[np.ndarray, np.ndarray, np.ndarray, lis
 
     A network repeats a few (orig shape, native shape, dtype) over thousands of rows: each distinct
     triple is read once (`layout`) and its figures spread to the rows with numpy."""
-    table, table_values = cols.codes("table")
-    if "feature" not in table_values:
+    feature = np.flatnonzero(feature_rows(cols.frame))  # (the pool's flags: no column encoded for them)
+    if not len(feature):
         return None
-    feature = np.flatnonzero(table == table_values.index("feature"))
     (orig, orig_values), (native, native_values), (dtype, dtype_values) = (
         cols.codes(c) for c in ("orig_shape", "native_shape", "dtype")
     )
