@@ -355,6 +355,8 @@ def test_the_busiest_step_without_the_sweep_is_the_sweeps_on_random_tables():
         assert resident.line == [int(v) for v in pool.rows["line"]], case
         assert resident.name == pool.rows["name"].fillna("").tolist(), case
         assert resident.position == pool.row_positions, case
+        positions, lines = pool.resident_arrays()
+        assert positions.tolist() == resident.position and lines.tolist() == resident.line, case
         steps = pool.steps
         if steps.empty:
             assert pool.lower_bound_step is None and pool.lower_bound_bytes is None, case

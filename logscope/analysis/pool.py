@@ -245,6 +245,13 @@ class FeaturePool:
         position, start, end, size, line = (list(map(column.__getitem__, members)) for column in ints)
         return ResidentRows(position, list(map(rows.name.__getitem__, members)), start, end, size, line)
 
+    def resident_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """(`row_positions`, the rows' lines) as int64 arrays, line order. Read them, never change them."""
+        rows, members = self._lists
+        if self._in_order:
+            return rows.position_array, rows.line_array
+        return rows.position_array[members], rows.line_array[members]
+
     def resident_name_codes(self) -> np.ndarray:
         """A code per resident row (line order, as `resident_rows`), equal for equal names, a missing
         name coded as "" (`ResidentRows.name`): what the extent's sum grouped the names by. Read it,
@@ -485,6 +492,8 @@ class _Rows:
     end_array: np.ndarray
     op_array: np.ndarray
     op_known: np.ndarray
+    position_array: np.ndarray
+    line_array: np.ndarray
     # How many distinct (name, Start, End) the resident rows hold (one tensor per key), counted with
     # the build's `sum_bytes`: when it is the row count no tensor is listed twice.
     tensor_count: int
@@ -661,6 +670,8 @@ class _Grouped:
             end_array=g_end,
             op_array=g_op_array,
             op_known=g_known,
+            position_array=at,
+            line_array=g_line,
             tensor_count=self.tensor_counts[group],
             first_of=np.where(first_of >= 0, first_of - low, -1),
             name_code=self.name_codes[low:high],

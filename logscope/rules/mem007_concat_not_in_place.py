@@ -61,7 +61,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -121,7 +121,7 @@ def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
         codes_of.setdefault(shape, []).append(code)
     for build_index, pool in pools.items():
         build_layers = layers.get(build_index, {})
-        positions = np.array(pool.row_positions, dtype=np.int64)  # converted once for three lookups
+        positions = pool.resident_arrays()[0]
         build_ids = op_ids[positions]
         concat_ids = set(build_ids[concat_user[positions]].tolist())
         if build_layers:
@@ -201,7 +201,7 @@ def _check_build(
     # The rows' IDs (-1: none) and the codes of their shapes, line order; each code's normalised shape
     # and each normalised shape's codes.
     ids, shape_codes, normed, codes_of = cells
-    shapes = list(map(normed.__getitem__, shape_codes.tolist()))
+    shapes = cast(list[str], _Shapes(shape_codes, normed))  # (a build's few Concat rows are read)
     rows = pool.resident_rows()
     lines = rows.line
     names = rows.name
@@ -231,7 +231,7 @@ def _check_build(
     for shape, c in code_of.items():
         table[codes_of.get(shape, [])] = c
     codes = table[shape_codes]
-    line_array = np.array(lines, dtype=np.int64)
+    line_array = pool.resident_arrays()[1]
     candidates = np.flatnonzero((codes >= 0) & is_first & (consumer >= 0))
     candidates = candidates[np.lexsort((line_array[candidates], consumer[candidates], codes[candidates]))]
     by_shape: dict[str, tuple[list[int], list[int]]] = {}  # shape: (first consumers, rows), sorted
@@ -336,6 +336,19 @@ def _check_build(
             severity=Severity.warning if at_peak else None,
             build_index=pool.build_index,
         )
+
+
+class _Shapes:
+    """The normalised shape of each row, looked up from its code when read."""
+
+    __slots__ = ("_codes", "_normed")
+
+    def __init__(self, codes: np.ndarray, normed: list[str]) -> None:
+        self._codes = codes
+        self._normed = normed
+
+    def __getitem__(self, i: int) -> str:
+        return self._normed[self._codes[i]]
 
 
 def _codes_of(names: list[str]) -> np.ndarray:
