@@ -364,6 +364,9 @@ def _first_consumers(name_codes: np.ndarray, ids: np.ndarray) -> tuple[np.ndarra
     if not count:
         return np.empty(0, dtype=np.int64), np.zeros(0, dtype=bool)
     width = int(name_codes.max()) + 1
+    if width > 2 * count:  # codes of a log's every build: numbered afresh for this one's names
+        name_codes = np.unique(name_codes, return_inverse=True)[1].reshape(-1)
+        width = int(name_codes.max()) + 1
     none = np.iinfo(np.int64).max
     first_id = np.full(width, none, dtype=np.int64)
     consumed = ids >= 0
