@@ -173,8 +173,12 @@ def _sums(values: np.ndarray, heads: np.ndarray) -> list[int]:
 
 def _cells(cols: Columns, positions: list[int]) -> dict[int, dict[str, Any]]:
     """What the log printed on each of `positions` (one read per column for the whole log)."""
-    names = ("name", "user_op", "op_id", "line", "orig_shape", "native_shape", "dtype")
+    names = ("name", "user_op", "op_id", "line")
     cells = [cols.take(c, positions) for c in names] if positions else [[] for _ in names]
+    # The shapes and the dtype from the codes `counted_rows` encoded them to: no column read again.
+    for name in ("orig_shape", "native_shape", "dtype"):
+        codes, values = cols.codes(name)
+        cells.append([None if (code := int(codes[p])) < 0 else values[code] for p in positions])
     return {
         position: {
             "tensor": as_str(name),
