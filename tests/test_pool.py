@@ -584,10 +584,11 @@ def _tables_alike(rows, members: list[int], where: str) -> None:
     hashed = _TensorTable(rows, members, hashed=True)
     table = _TensorTable(rows, members)
     assert list(table.firsts) == list(hashed.firsts), where
+    # (the first tensors built one by one, the rest from `later`, listed when they run out)
+    assert [table[i] for i in range(len(table))] == [hashed[i] for i in range(len(hashed))], where
     assert table.later == hashed.later, where
     for got, expected in zip(table.columns(), hashed.columns(), strict=True):
         assert got.dtype == expected.dtype and np.array_equal(got, expected), where
-    assert [table[i] for i in range(len(table))] == [hashed[i] for i in range(len(hashed))], where
 
 
 def _first_rows_by_hashing(rows) -> list[int]:

@@ -873,6 +873,10 @@ class _Tensor(NamedTuple):
     lines: tuple[int, ...]
 
 
+# Up to this many tensors are built from `_TensorTable._first_of` one by one before `later` is listed.
+_FEW_LOOKUPS = 16
+
+
 class _TensorTable:
     """The resident tensors of `_tensors` as the rows' columns: tensor i is the row `firsts[i]` (its
     first row, line order), with the rows `later[firsts[i]]` when the table lists it again. `[i]` builds
@@ -886,6 +890,7 @@ class _TensorTable:
     __slots__ = (
         "_first_of",
         "_later",
+        "_lookups",
         "_members",
         "_rows",
         "end",
@@ -915,6 +920,7 @@ class _TensorTable:
             self.op_id = list(map(rows.op_id.__getitem__, members))
         self._later: dict[int, list[int]] | None = {}
         self._first_of: np.ndarray | None = None
+        self._lookups = 0  # tensors built before `later` was listed
         self.firsts: Sequence[int] = range(len(self.name))
         if self._members is None and rows.tensor_count == len(self.name):
             return  # every row resident, in line order, each its own tensor (no key to hash)
@@ -957,7 +963,12 @@ class _TensorTable:
 
     def __getitem__(self, i: int) -> _Tensor:
         r = self.firsts[i]
-        rest = self.later.get(r)
+        if self._later is None and self._lookups < _FEW_LOOKUPS:  # the bound's few tensors: no dict
+            self._lookups += 1
+            rows = np.flatnonzero(cast(np.ndarray, self._first_of) == r).tolist()  # [r, *later rows]
+            rest = rows[1:] or None
+        else:
+            rest = self.later.get(r)
         if rest is None:
             op = self.op_id[r]
             return _Tensor(
@@ -1052,19 +1063,6 @@ def _timeline(table: _TensorTable) -> _Timeline:
     return _Timeline(table, keep.tolist(), low[keep] - 1, high[keep], start[keep], end[keep])
 
 
-class _Cells:
-    """The cells of an int64 array as Python integers, each converted when read (`array.tolist()` for
-    the few indexes asked: exact, never wrapping in int64 sums)."""
-
-    __slots__ = ("_array",)
-
-    def __init__(self, array: np.ndarray) -> None:
-        self._array = array
-
-    def __getitem__(self, i: int) -> int:
-        return int(self._array[i])
-
-
 class _NameKeys:
     """`_name_keys` of the timed tensors, computed for the indexes asked (the steps judged are few)."""
 
@@ -1095,9 +1093,8 @@ def _peak_bound_step(timeline: _Timeline, pool_start: int) -> int | None:
         steps = _step_lists(timeline.tensors(), pool_start)
         bounds = steps["lower_bound_bytes"]
         return steps["step"][bounds.index(max(bounds))]
-    # The bound is the same at any origin (differences and comparisons of offsets): absolute offsets,
-    # read as Python integers for the few tensors of the steps judged only.
-    start, end = cast(list[int], _Cells(timeline.start)), cast(list[int], _Cells(timeline.end))
+    # The bound is the same at any origin (differences and comparisons of offsets): absolute offsets.
+    start, end = timeline.start.tolist(), timeline.end.tolist()
     names = cast(list[str], _NameKeys(timeline))
     lo = int(first.min())
     count = int(last.max()) - lo + 1
@@ -1194,8 +1191,7 @@ def _bound(
         return None, None, (), (), ()
     live = _live(timeline, step)
     names = cast(list[str], _NameKeys(timeline))
-    start, end = cast(list[int], _Cells(timeline.start)), cast(list[int], _Cells(timeline.end))
-    total, chosen = _disjoint_max(live, start, end, names)
+    total, chosen = _disjoint_max(live, timeline.start.tolist(), timeline.end.tolist(), names)
     tensors = sorted((timeline.tensor(i) for i in chosen), key=lambda t: t.line)
     names_out = tuple(t.name for t in tensors)
     lines = tuple(sorted({line for t in tensors for line in t.lines}))
