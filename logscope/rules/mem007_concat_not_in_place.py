@@ -69,7 +69,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from logscope.model import ParsedLog
-from logscope.rules._common import KiB, as_int, as_str, columns, fmt_bytes, listed, parse_shape
+from logscope.rules._common import Columns, KiB, as_str, columns, fmt_bytes, listed, parse_shape
 from logscope.rules._pool import FeaturePool, feature_pools
 from logscope.rules.finding import Finding, Severity
 
@@ -159,13 +159,24 @@ def _concat_layers(layers: pd.DataFrame | None) -> dict[int | None, dict[int, _L
     positions = np.flatnonzero(cols.flags("op_type", lambda v: type(v) is str and v.startswith("Concat")))
     if not len(positions):
         return out
-    names = ("build_index", "layer_id", "output_shape", "full_name", "line")
     wanted = positions.tolist()
-    for build, layer_id, shape, full_name, line in zip(*(cols.take(c, wanted) for c in names), strict=True):
-        key = as_int(layer_id)
-        if key is not None:
-            out.setdefault(as_int(build), {})[key] = _Layer(_norm(shape), as_str(full_name), as_int(line))
+    # (the integer cells from the shared int64 columns, the text cells read at the Concat rows only)
+    cells = [_int_cells(cols, c, positions) for c in ("build_index", "layer_id", "line")]
+    cells += [cols.take(c, wanted) for c in ("output_shape", "full_name")]
+    for build, layer_id, line, shape, full_name in zip(*cells, strict=True):
+        if layer_id is not None:
+            out.setdefault(build, {})[layer_id] = _Layer(_norm(shape), as_str(full_name), line)
     return out
+
+
+def _int_cells(cols: Columns, name: str, positions: np.ndarray) -> list[int | None]:
+    """An integer column's cells at `positions`, None where missing (what `as_int` makes of the cells
+    `take` reads), from the frame's int64 values and mask the rules share (`Columns.ints`, `missing`)."""
+    values = cols.ints(name)[positions].tolist()
+    missing = cols.missing(name)[positions]
+    if not missing.any():
+        return values
+    return [None if gone else value for value, gone in zip(values, missing.tolist(), strict=True)]
 
 
 def _inferred_shapes(shapes: list[str | None]) -> set[str]:

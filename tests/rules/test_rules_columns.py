@@ -379,3 +379,19 @@ def test_short_and_long_arrow_text_read_alike_on_either_side_of_the_cutoffs(seed
             taken = array.take(positions).tolist()
             got = listed(array, positions)
             assert [type(v) for v in got] == [type(v) for v in taken] and str(got) == str(taken), length
+
+
+def test_mem007_int_cells_are_as_int_of_the_taken_cells():
+    """MEM007 reads the Concat rows' build, layer ID and line from the shared int64 values and mask:
+    what `as_int` makes of the cells `take` reads (None where missing), with and without missing cells."""
+    from logscope.rules._common import as_int
+    from logscope.rules.mem007_concat_not_in_place import _int_cells
+
+    frame = pd.DataFrame(
+        {"a": pd.array([3, None, 5, 7, None], dtype="Int64"), "b": pd.array([1, 2, 3, 4, 5], dtype="Int64")}
+    )
+    cols = Columns(frame)
+    for name in ("a", "b"):
+        for positions in ([4, 0, 2], [2, 3], [1], []):
+            expected = [as_int(v) for v in cols.take(name, positions)]
+            assert _int_cells(cols, name, np.array(positions, dtype=np.int64)) == expected
