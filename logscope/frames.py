@@ -382,6 +382,26 @@ def _arrow_rows(name: str, table: list[Any], columns: Sequence[str]) -> list[Any
     return [_from_arrow(rows.field(i), dtype, length) for i, dtype in enumerate(SCHEMAS[name].values())]
 
 
+def build_frame_like_rows(name: str, columns: Sequence[Sequence[Any]], length: int) -> pd.DataFrame:
+    """The frame `build_frame(name, rows, schema columns)` makes of the rows that `columns` hold (one
+    sequence of `length` values per declared column, in the schema's order), for parsers that keep a
+    table's rows as columns (`parsers.rknn.layer_rows`): each column typed by `_typed_array`, as
+    `build_frame` types the columns of rows it does not convert as one Arrow struct, which gives the
+    same frame (`_arrow_rows`). Unlike `build_frame_columns`, every value goes through the same typing
+    as in `build_frame` (an integer beyond int64 is <NA>). A build that fails is redone by `build_frame`
+    from the rows, which raises naming the line of the row that fails."""
+    schema = SCHEMAS[name]
+    if len(columns) != len(schema) or any(len(values) != length for values in columns):
+        raise ValueError(f"{name}: {len(columns)} columns for {len(schema)} declared, not all of {length}")
+    if not length:
+        return empty_frame(name)
+    try:
+        arrays = [_typed_array(values, dtype) for values, dtype in zip(columns, schema.values(), strict=True)]
+    except Exception:
+        return build_frame(name, list(zip(*columns, strict=True)), tuple(schema))
+    return _assemble(name, arrays, length)
+
+
 def build_frame_arrow(name: str, columns: Sequence[pa.Array], length: int) -> pd.DataFrame:
     """Frame `name` from one Arrow array per declared column, in the schema's order, each of its column's
     Arrow type (`arrow_type`) and of `length` values: typed as `build_frame` types the same values (each

@@ -355,6 +355,8 @@ def test_the_busiest_step_without_the_sweep_is_the_sweeps_on_random_tables():
         assert resident.line == [int(v) for v in pool.rows["line"]], case
         assert resident.name == pool.rows["name"].fillna("").tolist(), case
         assert resident.position == pool.row_positions, case
+        positions, lines = pool.resident_arrays()
+        assert positions.tolist() == resident.position and lines.tolist() == resident.line, case
         steps = pool.steps
         if steps.empty:
             assert pool.lower_bound_step is None and pool.lower_bound_bytes is None, case
@@ -571,3 +573,147 @@ def test_name_codes_group_names_as_the_cells_read():
     assert pool._name_codes(series.array, positions).tolist() == [0, 1, 1, 2, 0, 1]
     fallback = pool._factorised_codes(pool.text_cells(tensors["name"], positions)).tolist()
     assert arrow == fallback == [0, 1, 1, 2, 0, 1]
+
+
+def _tables_alike(rows, members: list[int], where: str) -> None:
+    """The tensors read from the rows' `first_of` are the ones hashing each (name, Start, End) finds."""
+    import numpy as np
+
+    from logscope.analysis.pool import _TensorTable
+
+    hashed = _TensorTable(rows, members, hashed=True)
+    table = _TensorTable(rows, members)
+    assert list(table.firsts) == list(hashed.firsts), where
+    # (the first tensors built one by one, the rest from `later`, listed when they run out)
+    assert [table[i] for i in range(len(table))] == [hashed[i] for i in range(len(hashed))], where
+    assert table.later == hashed.later, where
+    for got, expected in zip(table.columns(), hashed.columns(), strict=True):
+        assert got.dtype == expected.dtype and np.array_equal(got, expected), where
+
+
+def _first_rows_by_hashing(rows) -> list[int]:
+    """Each row's key's first resident row (frame order), -1 outside: the dict the pool once built."""
+    keys = list(zip(rows.name, rows.start, rows.end, strict=True))
+    first: dict = {}
+    for i, key in enumerate(keys):
+        if rows.resident[i]:
+            first.setdefault(key, i)
+    return [first[key] if flag else -1 for key, flag in zip(keys, rows.resident, strict=True)]
+
+
+def test_tensors_from_sorted_codes_are_the_hashed_keys_on_random_tables_and_fixtures(generated):
+    """`_Rows.first_of` and `tensor_count` (from the codes sorted for `sum_bytes`) name the same first row
+    of each (name, Start, End) as hashing the keys, and the tensor table read from them equals the one
+    built by hashing: on random tables (missing and empty names, tensors listed again, rows outside a
+    printed total, several builds), on every fixture with a feature table and on a generated log."""
+    import random
+
+    from logscope.analysis import pool
+
+    rng = random.Random(77)
+    checked = 0
+    sources = []
+    for case in range(200):
+        tensors, memory = _random_tensors(rng, rng.randint(1, 4), rng.randint(1, 60))
+        if case % 2:  # rows in line order, as a log lists them, some tensors listed again further on
+            again = tensors.sample(n=min(len(tensors), 6), random_state=case)
+            again = again.assign(line=again["line"] + 5 * len(tensors), op_id=again["op_id"].fillna(0) + 3)
+            tensors = pd.concat([tensors, again]).sort_values("line", kind="stable").reset_index(drop=True)
+        sources.append((tensors, memory))
+    for path in fixture_logs():
+        frames = logscope.parse(path).frames
+        sources.append((frames["tensors"], frames["memory"]))
+    sources.append((generated.frames["tensors"], generated.frames["memory"]))
+    for case, (tensors, memory) in enumerate(sources):
+        internals = pool.printed_internals(memory)
+        pool._EXTENTS.clear()
+        for index, rows, _ in pool.build_extents(tensors, internals):
+            where = f"{case} build {index}"
+            assert rows.all_resident == all(rows.resident), where
+            assert rows.in_line_order == (rows.order == list(range(len(rows.line)))), where
+            assert rows.first_of.tolist() == _first_rows_by_hashing(rows), where
+            keys = zip(rows.name, rows.start, rows.end, strict=True)
+            resident_keys = {k for k, f in zip(keys, rows.resident, strict=True) if f}
+            assert rows.tensor_count == len(resident_keys), where
+            members = [i for i in rows.order if rows.resident[i]]
+            _tables_alike(rows, members, where)
+            checked += members == list(range(len(rows.name))) and rows.tensor_count < len(rows.name)
+    assert checked > 60  # many builds took the sorted-codes path
+
+
+def test_text_cells_of_the_array_read_as_the_series():
+    """`_text_cells` (the column's array, cells returned as Arrow gives them when none is missing) reads
+    what `text_cells` of the Series reads, with and without missing names, Arrow-backed or object."""
+    import numpy as np
+
+    from logscope.analysis.pool import _text_cells, text_cells
+
+    for names in (["a", "b", "a", "c"], ["a", None, "", "c"]):
+        for dtype in ("string[pyarrow]", object):
+            column = pd.Series(names, dtype=dtype)
+            for positions in (np.array([0, 1, 2, 3]), np.array([3, 1]), [2]):
+                expected = text_cells(column, positions)
+                assert _text_cells(column.array, positions) == expected
+                assert expected == ["" if names[p] is None else names[p] for p in positions]
+
+
+def test_mem007_reads_names_through_the_pools_codes_as_through_the_names(generated, monkeypatch):
+    """MEM007 groups a build's rows by the pool's codes of their names (`resident_name_codes`); coding
+    the names themselves, as it does when a row is unnamed, gives the same findings: on a generated log
+    with Concat layers in every build and on every fixture. `_first_consumers` equals the former dicts
+    (each name's smallest ID, its first row) on random codes."""
+    import random
+
+    import numpy as np
+
+    from logscope.analysis.pool import FeaturePool
+    from logscope.rules import Config, run_rules
+    from logscope.rules import mem007_concat_not_in_place as mem007
+
+    logs = [generated, *(logscope.parse(path) for path in fixture_logs())]
+    expected = [run_rules(log, Config(select=("MEM007",))) for log in logs]
+    assert sum(len(found) for found in expected) >= 10
+    with monkeypatch.context() as patch:
+        patch.setattr(
+            FeaturePool, "resident_name_codes", lambda pool: mem007._codes_of(pool.resident_rows().name)
+        )
+        for log, found in zip(logs, expected, strict=True):
+            assert run_rules(log, Config(select=("MEM007",))) == found
+
+    rng = random.Random(5)
+    for _ in range(300):
+        count = rng.randint(0, 40)
+        codes = [rng.randint(0, 8) for _ in range(count)]
+        ids = [rng.choice([-1, *range(10)]) for _ in range(count)]
+        consumer, is_first = mem007._first_consumers(np.array(codes, dtype=np.int64), np.array(ids))
+        smallest = {}
+        for code, op in zip(codes, ids, strict=True):
+            if op >= 0:
+                smallest[code] = min(op, smallest.get(code, op))
+        assert consumer.tolist() == [smallest.get(code, -1) for code in codes]
+        assert is_first.tolist() == [codes.index(code) == i for i, code in enumerate(codes)]
+
+
+def test_feature_rows_kept_with_the_extents_are_the_table_compared_afresh():
+    """`feature_rows` gives the flags kept with the frame's extents, or compares the table column when
+    none are kept for that frame: the same flags (a missing table is not "feature"), on random tables
+    and every fixture."""
+    import random
+
+    import numpy as np
+
+    from logscope.analysis import pool
+
+    rng = random.Random(8)
+    frames = [_random_tensors(rng, 2, rng.randint(1, 40))[0] for _ in range(50)]
+    frames += [logscope.parse(path).frames["tensors"] for path in fixture_logs()]
+    for case, tensors in enumerate(frames):
+        if tensors.empty:
+            continue
+        expected = (tensors["table"] == "feature").fillna(False).to_numpy(dtype=bool)
+        pool._EXTENTS.clear()
+        assert np.array_equal(pool.feature_rows(tensors), expected), case
+        list(pool.build_extents(tensors, {}))
+        kept = pool._EXTENTS["last"][2]
+        assert np.array_equal(pool.feature_rows(tensors), expected), case
+        assert kept is None or pool.feature_rows(tensors) is kept.arrays.feature, case

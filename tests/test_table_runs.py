@@ -23,11 +23,15 @@ from logscope.model import ParsedLog
 from logscope.parsers.grammar import MAX_BLANK_RUN, load_line_grammar
 from logscope.parsers.rknn.state import BOUNDARIES, _Build
 from logscope.parsers.rknn.table_runs import (
+    JOINED_COUNT,
     JOINED_RUN,
     RowReader,
     bar_free_layer_pattern,
+    joined_count,
     joined_rows,
     line_bound,
+    noise_counter,
+    run_from,
     table_readers,
     tensor_row_regex,
 )
@@ -50,13 +54,15 @@ def frames_equal(a: ParsedLog, b: ParsedLog) -> None:
 
 
 def one_by_one(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every run cut to its first line, tensor rows matched by the tensor-row matcher itself, layer-row
-    tails read one by one by the tail converter (`layer_cells.read_tails`), never by columns."""
+    """Every run cut to its first line (noise lines not counted joined), tensor rows matched by the
+    tensor-row matcher itself, layer-row tails read one by one by the tail converter
+    (`layer_cells.read_tails`), never by columns."""
     lexer = load_line_grammar("rknn").lexer
     full = lexer.row_matcher("NATIVE_PREFIX", "TENSOR_ROW").match.__self__  # type: ignore[attr-defined]
     monkeypatch.setattr(rknn_parser, "run_from", lambda match, first, lines, start: [first])
     monkeypatch.setattr(rknn_parser, "tensor_row_regex", lambda lexer: full)
     monkeypatch.setattr(rknn_parser, "table_readers", lambda lexer: (None, None, None))
+    monkeypatch.setattr(rknn_parser, "noise_counter", lambda lexer: None)
     monkeypatch.setattr(rknn_compiler, "tail_columns", lambda header, tails: None)
 
 
@@ -505,3 +511,99 @@ def test_line_bound_models_only_what_it_knows() -> None:
 
     assert bound(r"[ \t]*+(?>[DIWE]) (?=\n)(?!x)\b\w+\S\d[^\n]*")
     assert not bound(r"\A x") and not bound(r"\Z") and not bound(r"(?=\n|x)") and not bound(r"[\W]")
+
+
+def _noise_run(lines: list[str], start: int) -> int:
+    """The noise lines `run_from` takes from `lines[start]` on with the parse loop's noise-or-marker
+    matcher, up to the first marker or other line (what `noise_counter` must count), with no bound."""
+    lexer = load_line_grammar("rknn").lexer
+    either = lexer.either_matcher("NATIVE_PREFIX", "NATIVE_NOISE", "PASS_MARK").match
+    count = 0
+    while start + count < len(lines):
+        m = either(lines[start + count])
+        if m is None or m.lastindex is not None or len(lines[start + count]) > MAX_BLANK_RUN:
+            break
+        run = run_from(either, m, lines, start + count)
+        noise = next((j for j, r in enumerate(run) if r.lastindex is not None), len(run))
+        count += noise
+        if noise < len(run) or len(run) < 64:
+            break
+    return count
+
+
+def _noise_cases() -> list[list[str]]:
+    """Runs of noise lines among markers, other lines, long lines and lines holding a newline, around
+    and across the counter's chunk bound (seeded)."""
+    rng = random.Random(11)
+    # (long noise lines among them: a run stops before one longer than `MAX_BLANK_RUN`)
+    noise = [line for line in VOCABULARY if line.startswith((TS + "emit", TS + "not need", TS + "finish"))]
+    others = [line for line in VOCABULARY if line not in noise] + [TS + "not need tranpose\n" + TS + "emit x"]
+    cases = []
+    for length in (0, 1, 2, JOINED_COUNT - 1, JOINED_COUNT, JOINED_COUNT + 1, 2 * JOINED_COUNT + 3):
+        run = [rng.choice(noise) for _ in range(length)]
+        for other in [*others, None]:
+            case = run + ([] if other is None else [other]) + [rng.choice(noise) for _ in range(3)]
+            cases.append(case)
+            if run:  # the other line inside the run
+                at = rng.randrange(len(run))
+                cases.append(run[:at] + ([] if other is None else [other]) + run[at:])
+    mobilenet = logscope.io.read_log(MOBILENET).lines
+    cases.append(mobilenet)
+    cases.append([_mangle(line, rng) if rng.random() < 0.3 else line for line in mobilenet * 2])
+    return cases
+
+
+def test_noise_counter_counts_what_run_from_takes() -> None:
+    """From every line of every case, the counter counts the noise lines `run_from` would take (a marker,
+    any other line, or a line longer than `MAX_BLANK_RUN` ends them), or answers None only where one of
+    them holds a newline."""
+    count = noise_counter(load_line_grammar("rknn").lexer)
+    assert count is not None
+    rng = random.Random(3)
+    counted = refused = 0
+    for lines in _noise_cases():
+        starts = {0, 1, len(lines)} | set(rng.sample(range(len(lines)), min(len(lines), 12)))
+        for start in sorted(starts):
+            got = count(lines, start)
+            expected = _noise_run(lines, start)
+            if got is None:
+                assert any("\n" in line for line in lines[start : start + expected + JOINED_COUNT])
+                refused += 1
+                continue
+            assert got == expected, (start, lines[start : start + got + 2])
+            counted += got > 0
+    assert counted > 300 and refused > 0
+
+
+def test_joined_count_refuses_what_it_cannot_show_exact() -> None:
+    assert joined_count("a$") is None  # `$` may look past the line's end
+    assert joined_count("(?<=x)a\\Z") is None  # so may a look-behind
+    assert joined_count("a[\\s]*\\Z") is None  # a class that takes a newline
+    count = joined_count("a+\\Z")
+    assert count is not None
+    assert count(["a", "aa", "b", "a"], 0) == 2
+    assert count(["a", "a" * (MAX_BLANK_RUN + 1), "a"], 0) == 1
+    assert count(["a", "a\na"], 0) is None
+    assert count(["a"] * (JOINED_COUNT * 2 + 5) + ["b"], 1) == JOINED_COUNT * 2 + 4
+    assert count([], 0) == 0
+
+
+def test_noise_runs_are_counted_joined(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A generated log's long runs of noise lines are counted by the counter after their first `MAX_RUN`
+    lines, not matched line after line."""
+    from benchmarks.generate import generate_log
+
+    path = tmp_path / "g.log"
+    generate_log(path, builds=1, seed=4, noise_ratio=0.9, layers=60)
+    real = noise_counter(load_line_grammar("rknn").lexer)
+    assert real is not None
+    counts: list[int | None] = []
+
+    def counting(lines, start):  # type: ignore[no-untyped-def]
+        counts.append(real(lines, start))
+        return counts[-1]
+
+    monkeypatch.setattr(rknn_parser, "noise_counter", lambda lexer: counting)
+    log = parse_stream(LogStream(path))
+    taken = [count for count in counts if count is not None]
+    assert len(taken) == len(counts) >= 5 and sum(taken) > log.line_counts["noise"] / 4

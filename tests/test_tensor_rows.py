@@ -10,12 +10,14 @@ import random
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 
 import logscope.io
 from logscope.api import parse_text
 from logscope.frames import build_frame
-from logscope.parsers.rknn.tensor_rows import _COLUMNS, TensorRows
+from logscope.parsers.rknn.tensor_rows import _COLUMNS, TensorRows, _any_longer, _missing_if_empty
 from tests.conftest import FIXTURES
 
 RKNN_LOGS = sorted((FIXTURES / "rknn").glob("*.log")) + sorted((FIXTURES / "synthetic").glob("*.log"))
@@ -170,3 +172,34 @@ def test_a_table_with_odd_cells_parses_with_them_missing() -> None:
     assert tensors["start_offset"].isna().tolist() == [False, True, False]
     assert tensors["logical_bytes"].tolist() == [6, 4, 2]
     assert tensors["line"].tolist() == [2, 3, 4]
+
+
+@pytest.mark.parametrize(
+    "strings",
+    [
+        [],
+        [None],
+        ["0x1", ""],
+        ["0x" + "f" * 15, "0x1"],  # 17 characters: not longer
+        ["0x" + "f" * 16],  # 18
+        ["0x" + "\u0663" * 15],  # 17 characters in 32 bytes: counted in characters, not longer
+        ["0x1", "0x" + "\u0663" * 16, None],  # 18 characters
+        ["x", "0x" + "f" * 16, "0x1"],  # (read from the second string on: a slice)
+    ],
+)
+def test_any_longer_counts_characters(strings: list[str | None]) -> None:
+    column = pa.array(strings, pa.large_string())
+    if strings and strings[0] == "x":
+        column, strings = column.slice(1), strings[1:]
+    assert _any_longer(column, 17) == any(s is not None and len(s) > 17 for s in strings)
+
+
+def test_missing_if_empty_is_the_empty_strings_missing() -> None:
+    strings = ["", "a", None, "\u0663", "", " ", "\u00e9\u00e9"]
+    for column in (
+        pa.array(strings, pa.large_string()),
+        pa.array(["z", *strings], pa.large_string()).slice(1),
+    ):
+        expected = pc.if_else(pc.equal(column, ""), pa.scalar(None, pa.large_string()), column)
+        assert _missing_if_empty(column).equals(expected)
+        assert _missing_if_empty(column).to_pylist() == [s or None for s in strings]

@@ -105,6 +105,7 @@ class FeaturePool:
 
     __slots__ = (
         "_frames",
+        "_in_order",
         "_lists",
         "_outside",
         "_resident",
@@ -155,14 +156,15 @@ class FeaturePool:
         internal: int | None,
         internal_line: int | None,
     ) -> None:
-        if all(rows.resident):
+        if rows.all_resident:
             resident, outside = rows.order, []
         else:
             resident = list(compress(rows.order, map(rows.resident.__getitem__, rows.order)))
             outside = [i for i in rows.order if not rows.resident[i]]
-        in_order = resident == list(range(len(rows.line)))  # every row resident, in line order
+        # Every row resident, in line order: `resident == list(range(len(rows.line)))`, from the flags.
+        in_order = rows.all_resident and rows.in_line_order
         start, span = extent.start_offset, extent.span_bytes
-        timeline = _timeline(_TensorTable(rows, resident))
+        timeline = _timeline(_TensorTable(rows, resident, in_order=in_order))
         bound = _bound(timeline, _peak_bound_step(timeline, start))
         lines = rows.line if in_order else list(map(rows.line.__getitem__, resident))
         self.build_index = build_index
@@ -180,12 +182,14 @@ class FeaturePool:
             self.lower_bound_ops,
         ) = bound
         self.row_count = len(resident)
-        self.first_line, self.last_line = min(lines), max(lines)
+        # (lines in order: the first and the last are the extremes)
+        self.first_line, self.last_line = (lines[0], lines[-1]) if in_order else (min(lines), max(lines))
         self.outside_lines = tuple(rows.line[i] for i in outside)
         self._source = source
         self._resident = rows.position if in_order else list(map(rows.position.__getitem__, resident))
         self._outside = [rows.position[i] for i in outside]
         self._lists = (rows, resident)
+        self._in_order = in_order
         self._timed = timeline
         self._steps: dict[str, list[int]] | None = None
         self._frames: dict[str, pd.DataFrame] = {}
@@ -235,11 +239,27 @@ class FeaturePool:
         missing), without building the frame (a rule that reads every build's rows pays no pandas).
         The lists may be the pool's own: read them, never change them."""
         rows, members = self._lists
-        if members == list(range(len(rows.name))):  # every row resident, frame order is line order
+        if self._in_order:  # every row resident, frame order is line order
             return ResidentRows(rows.position, rows.name, rows.start, rows.end, rows.size, rows.line)
         ints = (rows.position, rows.start, rows.end, rows.size, rows.line)
         position, start, end, size, line = (list(map(column.__getitem__, members)) for column in ints)
         return ResidentRows(position, list(map(rows.name.__getitem__, members)), start, end, size, line)
+
+    def resident_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """(`row_positions`, the rows' lines) as int64 arrays, line order. Read them, never change them."""
+        rows, members = self._lists
+        if self._in_order:
+            return rows.position_array, rows.line_array
+        return rows.position_array[members], rows.line_array[members]
+
+    def resident_name_codes(self) -> np.ndarray:
+        """A code per resident row (line order, as `resident_rows`), equal for equal names, a missing
+        name coded as "" (`ResidentRows.name`): what the extent's sum grouped the names by. Read it,
+        never change it."""
+        rows, members = self._lists
+        if self._in_order:
+            return rows.name_code
+        return rows.name_code[members]
 
     @property
     def row_positions(self) -> list[int]:
@@ -308,6 +328,16 @@ def feature_pools(frames: Mapping[str, pd.DataFrame]) -> dict[int | None, Featur
 
 
 _CACHE: dict[str, tuple[pd.DataFrame, pd.DataFrame | None, dict[int | None, FeaturePool]]] = {}
+
+
+def feature_rows(tensors: pd.DataFrame) -> np.ndarray:
+    """Per row of a `tensors` frame, whether its table is "feature" (a missing table is not): the flags
+    the extents were read with when they are kept for this frame (the parse's derived figures read
+    them), else compared afresh."""
+    cached = _EXTENTS.get("last")
+    if cached is not None and cached[0] is tensors and cached[2] is not None:
+        return cached[2].arrays.feature
+    return _equals(column_array(tensors, "table"), "feature")
 
 
 def feature_pool(frames: Mapping[str, pd.DataFrame], build_index: int | None) -> FeaturePool | None:
@@ -449,6 +479,8 @@ class _Rows:
     position: list[int]  # row position in the tensors frame
     order: list[int]  # indexes into these lists, line order (stable)
     resident: list[bool]
+    all_resident: bool  # every row is resident
+    in_line_order: bool  # frame order is line order (`order` is every index ascending)
     name: list[str]  # "" for a missing name
     start: list[int]
     end: list[int]
@@ -460,9 +492,15 @@ class _Rows:
     end_array: np.ndarray
     op_array: np.ndarray
     op_known: np.ndarray
-    # (name, Start, End) of each row, and each key's first resident row (frame order): one tensor per key.
-    keys: list[tuple[str, int, int]]
-    first_row: dict[tuple[str, int, int], int]
+    position_array: np.ndarray
+    line_array: np.ndarray
+    # How many distinct (name, Start, End) the resident rows hold (one tensor per key), counted with
+    # the build's `sum_bytes`: when it is the row count no tensor is listed twice.
+    tensor_count: int
+    # Each row's key's first resident row (an index into these lists), -1 for a row outside the pool.
+    first_of: np.ndarray
+    # A code per resident row, equal for equal names (a missing name coded as ""), -1 outside the pool.
+    name_code: np.ndarray
 
 
 class ResidentRows(NamedTuple):
@@ -558,10 +596,13 @@ class _Grouped:
         "bounds",
         "extents",
         "first_lines",
+        "first_rows",
         "indexes",
+        "name_codes",
         "order",
         "positions",
         "resident",
+        "tensor_counts",
     )
 
     def __init__(self, source: pd.DataFrame, arrays: TensorArrays, positions: np.ndarray) -> None:
@@ -576,6 +617,10 @@ class _Grouped:
         self.indexes: list[int | None] = []
         self.extents: list[_Extent] = []
         self.first_lines: list[int] = []
+        self.tensor_counts: list[int] = []  # distinct (name, Start, End) among each group's resident rows
+        # Per row (`order`'s order), its key's first resident row in the group's order, -1 outside.
+        self.first_rows: np.ndarray = np.empty(0, dtype=np.int64)
+        self.name_codes: np.ndarray = np.empty(0, dtype=np.int64)  # per row (`order`), -1 outside
 
     def rows(self, group: int) -> _Rows:
         """Group `group`'s rows as plain lists and arrays (made on first use, then kept)."""
@@ -586,21 +631,24 @@ class _Grouped:
 
     def _make_rows(self, group: int) -> _Rows:
         arrays, positions = self.arrays, self.positions
-        if self._names is None:  # the usable rows' names, read once for every build
-            self._names = text_cells(self._source["name"], positions)
-        names = self._names
-        members = self.order[self.bounds[group] : self.bounds[group + 1]]
+        low, high = self.bounds[group], self.bounds[group + 1]
+        members = self.order[low:high]
+        first_of = self.first_rows[low:high]
         at = positions[members]
-        g_start, g_end = arrays.start.values[at], arrays.end.values[at]
-        g_names = list(map(names.__getitem__, members.tolist()))
-        starts, ends, sizes = g_start.tolist(), g_end.tolist(), arrays.size.values[at].tolist()
-        flags = self.resident[self.bounds[group] : self.bounds[group + 1]].tolist()
-        triples = list(zip(g_names, starts, ends, strict=True))
-        if all(flags):
-            first_row = dict(zip(reversed(triples), reversed(range(len(triples))), strict=True))
+        if len(self.indexes) == 1:  # one build (a CI log): its names are all the names read
+            g_names = _text_cells(column_array(self._source, "name"), at)
         else:
-            first_row = dict(reversed(list(compress(zip(triples, range(len(triples)), strict=True), flags))))
+            if self._names is None:  # the usable rows' names, read once for every build
+                self._names = _text_cells(column_array(self._source, "name"), positions)
+            g_names = list(map(self._names.__getitem__, members.tolist()))
+        g_start, g_end = arrays.start.values[at], arrays.end.values[at]
+        starts, ends, sizes = g_start.tolist(), g_end.tolist(), arrays.size.values[at].tolist()
+        resident = self.resident[low:high]
+        all_resident = bool(resident.all())
+        flags = [True] * len(resident) if all_resident else resident.tolist()
         g_line = arrays.line.values[at]
+        # (rows in frame order are in line order on every log read: no sort, the order it would give)
+        in_order = len(g_line) < 2 or bool((g_line[1:] >= g_line[:-1]).all())
         g_known = arrays.op_id.known[at]
         g_op_array = arrays.op_id.values[at]
         g_op = g_op_array.tolist()
@@ -608,8 +656,10 @@ class _Grouped:
             g_op = [op if k else None for op, k in zip(g_op, g_known.tolist(), strict=True)]
         return _Rows(
             position=at.tolist(),
-            order=np.argsort(g_line, kind="stable").tolist(),
+            order=list(range(len(g_line))) if in_order else np.argsort(g_line, kind="stable").tolist(),
             resident=flags,
+            all_resident=all_resident,
+            in_line_order=in_order,
             name=g_names,
             start=starts,
             end=ends,
@@ -620,8 +670,11 @@ class _Grouped:
             end_array=g_end,
             op_array=g_op_array,
             op_known=g_known,
-            keys=triples,
-            first_row=first_row,
+            position_array=at,
+            line_array=g_line,
+            tensor_count=self.tensor_counts[group],
+            first_of=np.where(first_of >= 0, first_of - low, -1),
+            name_code=self.name_codes[low:high],
         )
 
 
@@ -667,12 +720,17 @@ def _grouped_extents(
         resident |= np.repeat(~kept, sizes_per_group)
     group_of = np.repeat(np.arange(count), sizes_per_group)
     pool_start = np.minimum.reduceat(np.where(resident, start, np.iinfo(np.int64).max), heads)
-    sums = _first_sizes(tensors, positions, order, resident, group_of, start, end, size, count)
+    sums, tensor_counts, first_rows, name_codes = _first_sizes(
+        tensors, positions, order, resident, group_of, start, end, size, count
+    )
     spans = (max_end - pool_start).tolist()
     table_spans = (max_end - min_start).tolist()
     grouped.order = order
     grouped.bounds = bounds
     grouped.resident = resident
+    grouped.tensor_counts = tensor_counts
+    grouped.first_rows = first_rows
+    grouped.name_codes = name_codes
     grouped.indexes = indexes
     grouped.extents = [
         _Extent(start_offset=s, span_bytes=p, sum_bytes=t, table_span_bytes=w)
@@ -692,10 +750,12 @@ def _first_sizes(
     end: np.ndarray,
     size: np.ndarray,
     count: int,
-) -> list[int]:
-    """Per group, the sum of Size over its resident tensors: the first resident row (frame order) of each
-    (name, Start, End), a missing name being "" (`text_cells`). Rows are sorted by (group, name, Start,
-    End, frame order) and the first of each run of equal keys is kept."""
+) -> tuple[list[int], list[int], np.ndarray, np.ndarray]:
+    """Per group, the sum of Size over its resident tensors and their number: the first resident row
+    (frame order) of each (name, Start, End), a missing name being "" (`text_cells`). Rows are sorted by
+    (group, name, Start, End, frame order) and the first of each run of equal keys is kept. Also, per row
+    (in `order`), the position in `order` of its key's first resident row and its name's code (-1 for
+    a row outside)."""
     where = np.flatnonzero(resident)
     codes = _name_codes(column_array(tensors, "name"), positions[order[where]])
     sort = np.lexsort((where, end[where], start[where], codes, group_of[where]))
@@ -712,7 +772,12 @@ def _first_sizes(
         sums = [sum(values[a:b]) for a, b in zip(heads.tolist(), ends, strict=True)]
     if len(sums) != count:  # every group keeps a resident row, so a tensor
         raise AssertionError("a build without a resident tensor")
-    return sums
+    first_rows = np.full(len(order), -1, dtype=np.int64)
+    ranked = where[sort]
+    first_rows[ranked] = ranked[first][np.cumsum(first) - 1]
+    name_codes = np.full(len(order), -1, dtype=np.int64)
+    name_codes[where] = codes
+    return sums, np.diff(np.append(heads, len(kept_groups))).tolist(), first_rows, name_codes
 
 
 def _name_codes(column: Any, positions: np.ndarray) -> np.ndarray:
@@ -739,10 +804,19 @@ def _factorised_codes(names: list[str]) -> np.ndarray:
 def text_cells(column: pd.Series, positions: np.ndarray | list[int]) -> list[str]:
     """The text cells at `positions` as str ("" when missing), read through Arrow when the column is
     Arrow-backed: only the rows asked for become Python strings."""
-    if isinstance(column.dtype, pd.StringDtype) and column.dtype.storage == "pyarrow":
-        cells = pa.array(column.array).take(pa.array(positions)).to_pylist()
+    return _text_cells(column.array, positions)
+
+
+def _text_cells(array: Any, positions: np.ndarray | list[int]) -> list[str]:
+    """`text_cells` of the column's array (`column_array`: no Series is made). Arrow's cells are str or
+    None, so with no missing cell among them they are returned as they are."""
+    if isinstance(array.dtype, pd.StringDtype) and array.dtype.storage == "pyarrow":
+        taken = pa.array(array).take(pa.array(positions))
+        cells = taken.to_pylist()
+        if not taken.null_count:
+            return cells
     else:
-        cells = column.to_numpy(dtype=object)[positions].tolist()
+        cells = pd.Series(array, copy=False).to_numpy(dtype=object)[positions].tolist()
     return [c if type(c) is str else ("" if c is None or c is pd.NA or c != c else str(c)) for c in cells]
 
 
@@ -799,17 +873,42 @@ class _Tensor(NamedTuple):
     lines: tuple[int, ...]
 
 
+# Up to this many tensors are built from `_TensorTable._first_of` one by one before `later` is listed.
+_FEW_LOOKUPS = 16
+
+
 class _TensorTable:
     """The resident tensors of `_tensors` as the rows' columns: tensor i is the row `firsts[i]` (its
     first row, line order), with the rows `later[firsts[i]]` when the table lists it again. `[i]` builds
-    its `_Tensor`; the pool builds only the few it reports (the step sweep, on first use, all of them)."""
+    its `_Tensor`; the pool builds only the few it reports (the step sweep, on first use, all of them).
 
-    __slots__ = ("_members", "_rows", "end", "firsts", "later", "line", "name", "op_id", "start")
+    When every row is resident and in line order (every CI log), the rows' tensors are read from
+    `_Rows.first_of` (each row's key's first row, found with the build's `sum_bytes` by sorting codes):
+    no (name, Start, End) is hashed, and `later` is listed only when a tensor is built. Otherwise, or
+    with `hashed`, each row's key is hashed (`tests/test_pool.py` compares the two)."""
 
-    def __init__(self, rows: _Rows, members: list[int]) -> None:
+    __slots__ = (
+        "_first_of",
+        "_later",
+        "_lookups",
+        "_members",
+        "_rows",
+        "end",
+        "firsts",
+        "line",
+        "name",
+        "op_id",
+        "start",
+    )
+
+    def __init__(
+        self, rows: _Rows, members: list[int], hashed: bool = False, in_order: bool | None = None
+    ) -> None:
         self._rows = rows
         self._members: np.ndarray | None = None  # None: the rows in their own order
-        if members == list(range(len(rows.name))):
+        if in_order is None:  # (`in_order`: the caller knows whether `members` is every row in order)
+            in_order = members == list(range(len(rows.name)))
+        if in_order:
             self.name, self.start, self.end = rows.name, rows.start, rows.end
             self.line, self.op_id = rows.line, rows.op_id
         else:
@@ -819,28 +918,57 @@ class _TensorTable:
             self.end = list(map(rows.end.__getitem__, members))
             self.line = list(map(rows.line.__getitem__, members))
             self.op_id = list(map(rows.op_id.__getitem__, members))
-        if self._members is None:  # every row resident, line order is frame order: the extent's keys
-            keys, first_row = rows.keys, rows.first_row
-        else:
-            keys = list(zip(self.name, self.start, self.end, strict=True))
-            # Each key's first row (a dict built backwards keeps the first): one hashing pass.
-            first_row = dict(zip(reversed(keys), reversed(range(len(keys))), strict=True))
-        self.later: dict[int, list[int]] = {}
-        self.firsts: Sequence[int] = range(len(keys))
+        self._later: dict[int, list[int]] | None = {}
+        self._first_of: np.ndarray | None = None
+        self._lookups = 0  # tensors built before `later` was listed
+        self.firsts: Sequence[int] = range(len(self.name))
+        if self._members is None and rows.tensor_count == len(self.name):
+            return  # every row resident, in line order, each its own tensor (no key to hash)
+        if self._members is None and not hashed:
+            first_of = rows.first_of
+            self.firsts = np.flatnonzero(first_of == np.arange(len(first_of))).tolist()
+            self._first_of, self._later = first_of, None
+            return
+        keys = list(zip(self.name, self.start, self.end, strict=True))
+        # Each key's first row (a dict built backwards keeps the first): one hashing pass.
+        first_row = dict(zip(reversed(keys), reversed(range(len(keys))), strict=True))
         if len(first_row) < len(keys):  # some rows repeat a tensor: first rows ascending, then the rest
             self.firsts = sorted(first_row.values())
             is_first = [False] * len(keys)
             for i in self.firsts:
                 is_first[i] = True
+            later: dict[int, list[int]] = {}
             for i in compress(range(len(keys)), map(not_, is_first)):
-                self.later.setdefault(first_row[keys[i]], []).append(i)
+                later.setdefault(first_row[keys[i]], []).append(i)
+            self._later = later
+
+    @property
+    def later(self) -> dict[int, list[int]]:
+        """The rows after the first of each tensor listed again, keyed by its first row (ascending)."""
+        if self._later is None:
+            first_of = cast(np.ndarray, self._first_of)
+            again = np.flatnonzero(first_of != np.arange(len(first_of)))
+            later: dict[int, list[int]] = {}
+            for i, r in zip(again.tolist(), first_of[again].tolist(), strict=True):
+                rest = later.get(r)
+                if rest is None:
+                    later[r] = [i]
+                else:
+                    rest.append(i)
+            self._later = later
+        return self._later
 
     def __len__(self) -> int:
         return len(self.firsts)
 
     def __getitem__(self, i: int) -> _Tensor:
         r = self.firsts[i]
-        rest = self.later.get(r)
+        if self._later is None and self._lookups < _FEW_LOOKUPS:  # the bound's few tensors: no dict
+            self._lookups += 1
+            rows = np.flatnonzero(cast(np.ndarray, self._first_of) == r).tolist()  # [r, *later rows]
+            rest = rows[1:] or None
+        else:
+            rest = self.later.get(r)
         if rest is None:
             op = self.op_id[r]
             return _Tensor(
@@ -860,6 +988,8 @@ class _TensorTable:
     def columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Per tensor, int64 arrays: (min and max consumer ID, whether it has one, Start, End)."""
         rows = self._rows
+        if self._first_of is not None:  # every row resident in line order, some listed again
+            return self._grouped_columns(rows, self._first_of)
         at = self._members
         if self.later:
             firsts = np.array(self.firsts, dtype=np.int64)
@@ -878,6 +1008,25 @@ class _TensorTable:
                     low[j], high[j], known[j] = min(ops), max(ops), True
         return low, high, known, start, end
 
+    def _grouped_columns(
+        self, rows: _Rows, first_of: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """`columns` over every row at once: each row's tensor is the index of its first row in
+        `firsts`; a tensor's IDs are the min and max over its rows with an ID (`minimum.at`, exact in
+        int64), its first row's cell (0, unknown) when none has one."""
+        firsts = np.array(self.firsts, dtype=np.int64)
+        tensor_of = np.searchsorted(firsts, first_of)
+        with_id = rows.op_known
+        ids, owners = rows.op_array[with_id], tensor_of[with_id]
+        known = np.bincount(owners, minlength=len(firsts)) > 0
+        low = np.full(len(firsts), np.iinfo(np.int64).max, dtype=np.int64)
+        high = np.full(len(firsts), np.iinfo(np.int64).min, dtype=np.int64)
+        np.minimum.at(low, owners, ids)
+        np.maximum.at(high, owners, ids)
+        first_ids = rows.op_array[firsts]
+        low, high = np.where(known, low, first_ids), np.where(known, high, first_ids)
+        return low, high, known, rows.start_array[firsts], rows.end_array[firsts]
+
 
 def _timed(tensors: list[_Tensor]) -> list[_Tensor]:
     """The tensors the per-step sweep places: an op id over `MAX_OP_INDEX` (a spliced or cut line) would
@@ -891,7 +1040,7 @@ class _Timeline(NamedTuple):
     ranges as int64 arrays, read from the table's columns (no Python step per tensor)."""
 
     table: _TensorTable
-    tensor_at: list[int]
+    tensor_at: Sequence[int]  # (a range when every tensor is timed)
     first: np.ndarray  # op_first = min(ops) - 1
     last: np.ndarray  # op_last = max(ops)
     start: np.ndarray
@@ -907,7 +1056,10 @@ class _Timeline(NamedTuple):
 def _timeline(table: _TensorTable) -> _Timeline:
     """The timed tensors of `table` (those `_timed` keeps), in table order."""
     low, high, known, start, end = table.columns()
-    keep = np.flatnonzero(known & (high <= MAX_OP_INDEX) & (low >= 0))
+    timed = known & (high <= MAX_OP_INDEX) & (low >= 0)
+    if timed.all():  # (every tensor: no list of their indexes, no copies)
+        return _Timeline(table, range(len(timed)), low - 1, high, start, end)
+    keep = np.flatnonzero(timed)
     return _Timeline(table, keep.tolist(), low[keep] - 1, high[keep], start[keep], end[keep])
 
 

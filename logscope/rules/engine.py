@@ -37,7 +37,13 @@ def filled_frames(log: ParsedLog) -> set[str]:
 
 
 def _needs_met(rule: Rule, filled: set[str]) -> bool:
-    return all(any(name in filled for name in entry.split("|")) for entry in rule.needs)
+    alternatives = _ALTERNATIVES.get(rule.needs)
+    if alternatives is None:  # (each entry split once per process, not once per rule and log)
+        alternatives = _ALTERNATIVES[rule.needs] = tuple(frozenset(entry.split("|")) for entry in rule.needs)
+    return all(not names.isdisjoint(filled) for names in alternatives)
+
+
+_ALTERNATIVES: dict[tuple[str, ...], tuple[frozenset[str], ...]] = {}
 
 
 def run_rules(log: ParsedLog, config: Config | None = None) -> list[Finding]:

@@ -50,6 +50,7 @@ from typing import Any
 
 import numpy as np
 
+from logscope.analysis.pool import feature_rows
 from logscope.model import ParsedLog
 from logscope.rules._common import (
     Columns,
@@ -129,10 +130,9 @@ def counted_rows(cols: Columns) -> tuple[np.ndarray, np.ndarray, np.ndarray, lis
 
     A network repeats a few (orig shape, native shape, dtype) over thousands of rows: each distinct
     triple is read once (`layout`) and its figures spread to the rows with numpy."""
-    table, table_values = cols.codes("table")
-    if "feature" not in table_values:
+    feature = np.flatnonzero(feature_rows(cols.frame))  # (the pool's flags: no column encoded for them)
+    if not len(feature):
         return None
-    feature = np.flatnonzero(table == table_values.index("feature"))
     (orig, orig_values), (native, native_values), (dtype, dtype_values) = (
         cols.codes(c) for c in ("orig_shape", "native_shape", "dtype")
     )
@@ -173,8 +173,12 @@ def _sums(values: np.ndarray, heads: np.ndarray) -> list[int]:
 
 def _cells(cols: Columns, positions: list[int]) -> dict[int, dict[str, Any]]:
     """What the log printed on each of `positions` (one read per column for the whole log)."""
-    names = ("name", "user_op", "op_id", "line", "orig_shape", "native_shape", "dtype")
+    names = ("name", "user_op", "op_id", "line")
     cells = [cols.take(c, positions) for c in names] if positions else [[] for _ in names]
+    # The shapes and the dtype from the codes `counted_rows` encoded them to: no column read again.
+    for name in ("orig_shape", "native_shape", "dtype"):
+        codes, values = cols.codes(name)
+        cells.append([None if (code := int(codes[p])) < 0 else values[code] for p in positions])
     return {
         position: {
             "tensor": as_str(name),

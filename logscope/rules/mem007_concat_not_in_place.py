@@ -61,8 +61,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterator
 from dataclasses import dataclass
-from itertools import compress, repeat
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -70,7 +69,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from logscope.model import ParsedLog
-from logscope.rules._common import KiB, as_int, as_str, columns, fmt_bytes, listed, parse_shape
+from logscope.rules._common import Columns, KiB, as_str, columns, fmt_bytes, listed, parse_shape
 from logscope.rules._pool import FeaturePool, feature_pools
 from logscope.rules.finding import Finding, Severity
 
@@ -122,7 +121,7 @@ def check(log: ParsedLog, options: Options) -> Iterator[Finding]:
         codes_of.setdefault(shape, []).append(code)
     for build_index, pool in pools.items():
         build_layers = layers.get(build_index, {})
-        positions = np.array(pool.row_positions, dtype=np.int64)  # converted once for three lookups
+        positions = pool.resident_arrays()[0]
         build_ids = op_ids[positions]
         concat_ids = set(build_ids[concat_user[positions]].tolist())
         if build_layers:
@@ -160,13 +159,24 @@ def _concat_layers(layers: pd.DataFrame | None) -> dict[int | None, dict[int, _L
     positions = np.flatnonzero(cols.flags("op_type", lambda v: type(v) is str and v.startswith("Concat")))
     if not len(positions):
         return out
-    names = ("build_index", "layer_id", "output_shape", "full_name", "line")
     wanted = positions.tolist()
-    for build, layer_id, shape, full_name, line in zip(*(cols.take(c, wanted) for c in names), strict=True):
-        key = as_int(layer_id)
-        if key is not None:
-            out.setdefault(as_int(build), {})[key] = _Layer(_norm(shape), as_str(full_name), as_int(line))
+    # (the integer cells from the shared int64 columns, the text cells read at the Concat rows only)
+    cells = [_int_cells(cols, c, positions) for c in ("build_index", "layer_id", "line")]
+    cells += [cols.take(c, wanted) for c in ("output_shape", "full_name")]
+    for build, layer_id, line, shape, full_name in zip(*cells, strict=True):
+        if layer_id is not None:
+            out.setdefault(build, {})[layer_id] = _Layer(_norm(shape), as_str(full_name), line)
     return out
+
+
+def _int_cells(cols: Columns, name: str, positions: np.ndarray) -> list[int | None]:
+    """An integer column's cells at `positions`, None where missing (what `as_int` makes of the cells
+    `take` reads), from the frame's int64 values and mask the rules share (`Columns.ints`, `missing`)."""
+    values = cols.ints(name)[positions].tolist()
+    missing = cols.missing(name)[positions]
+    if not missing.any():
+        return values
+    return [None if gone else value for value, gone in zip(values, missing.tolist(), strict=True)]
 
 
 def _inferred_shapes(shapes: list[str | None]) -> set[str]:
@@ -202,19 +212,17 @@ def _check_build(
     # The rows' IDs (-1: none) and the codes of their shapes, line order; each code's normalised shape
     # and each normalised shape's codes.
     ids, shape_codes, normed, codes_of = cells
-    shapes = list(map(normed.__getitem__, shape_codes.tolist()))
+    shapes = cast(list[str], _Shapes(shape_codes, normed))  # (a build's few Concat rows are read)
     rows = pool.resident_rows()
     lines = rows.line
     names = rows.name
-    if not all(names):  # an unnamed row is its own tensor
+    if all(names):  # the pool's codes of the names: no name hashed here
+        name_codes = pool.resident_name_codes()
+    else:  # an unnamed row is its own tensor
         names = [n if n else f"\0line {ln}" for n, ln in zip(names, lines, strict=True)]
+        name_codes = _codes_of(names)
     starts, ends, sizes = rows.start, rows.end, rows.size
-
-    # The first consumer of each name: rows by ID, largest first, so the smallest is written last.
-    consumed = np.flatnonzero(ids >= 0)
-    by_op = consumed[np.argsort(ids[consumed], kind="stable")[::-1]]
-    first_consumer = dict(zip(map(names.__getitem__, by_op.tolist()), ids[by_op].tolist(), strict=True))
-    first_row = dict(zip(reversed(names), reversed(range(len(names))), strict=True))
+    consumer, is_first = _first_consumers(name_codes, ids)
     inputs_of: dict[int, list[int]] = {}
     for i, op in zip(*_rows_with_ids(ids, concat_ids), strict=True):
         inputs_of.setdefault(op, []).append(i)
@@ -234,10 +242,7 @@ def _check_build(
     for shape, c in code_of.items():
         table[codes_of.get(shape, [])] = c
     codes = table[shape_codes]
-    consumer = np.fromiter(map(first_consumer.get, names, repeat(-1)), dtype=np.int64, count=len(names))
-    is_first = np.zeros(len(names), dtype=bool)
-    is_first[list(first_row.values())] = True
-    line_array = np.array(lines, dtype=np.int64)
+    line_array = pool.resident_arrays()[1]
     candidates = np.flatnonzero((codes >= 0) & is_first & (consumer >= 0))
     candidates = candidates[np.lexsort((line_array[candidates], consumer[candidates], codes[candidates]))]
     by_shape: dict[str, tuple[list[int], list[int]]] = {}  # shape: (first consumers, rows), sorted
@@ -247,7 +252,7 @@ def _check_build(
 
     def output_key(i: int) -> tuple[int, bool, int]:
         """The output is chosen by: first consumer, then a name with "concat", then line."""
-        return first_consumer[names[i]], "concat" not in names[i].lower(), lines[i]
+        return int(consumer[i]), "concat" not in names[i].lower(), lines[i]
 
     chosen: list[tuple[int, int]] = []
     for k in sorted(inputs_of):
@@ -262,10 +267,10 @@ def _check_build(
                 best.append(min(shape_rows[j : bisect.bisect_right(fcs, fcs[j])], key=output_key))
         if best:
             chosen.append((k, min(best, key=output_key)))
-    out_names = {names[out] for _, out in chosen}
     rows_of_name: dict[str, list[int]] = {}
-    for i in compress(range(len(names)), map(out_names.__contains__, names)):
-        rows_of_name.setdefault(names[i], []).append(i)
+    if chosen:
+        for i in np.flatnonzero(np.isin(name_codes, name_codes[[out for _, out in chosen]])).tolist():
+            rows_of_name.setdefault(names[i], []).append(i)
 
     found = []
     for k, out in chosen:
@@ -342,6 +347,47 @@ def _check_build(
             severity=Severity.warning if at_peak else None,
             build_index=pool.build_index,
         )
+
+
+class _Shapes:
+    """The normalised shape of each row, looked up from its code when read."""
+
+    __slots__ = ("_codes", "_normed")
+
+    def __init__(self, codes: np.ndarray, normed: list[str]) -> None:
+        self._codes = codes
+        self._normed = normed
+
+    def __getitem__(self, i: int) -> str:
+        return self._normed[self._codes[i]]
+
+
+def _codes_of(names: list[str]) -> np.ndarray:
+    """A code per name, equal for equal names (numbered in order of first appearance)."""
+    seen: dict[str, int] = {}
+    return np.fromiter((seen.setdefault(n, len(seen)) for n in names), dtype=np.int64, count=len(names))
+
+
+def _first_consumers(name_codes: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row: the first consumer of its name (the smallest ID >= 0 over the rows of that name, -1 when
+    none has one), and whether it is its name's first row. `name_codes` are equal for equal names."""
+    count = len(name_codes)
+    if not count:
+        return np.empty(0, dtype=np.int64), np.zeros(0, dtype=bool)
+    width = int(name_codes.max()) + 1
+    if width > 2 * count:  # codes of a log's every build: numbered afresh for this one's names
+        name_codes = np.unique(name_codes, return_inverse=True)[1].reshape(-1)
+        width = int(name_codes.max()) + 1
+    none = np.iinfo(np.int64).max
+    first_id = np.full(width, none, dtype=np.int64)
+    consumed = ids >= 0
+    np.minimum.at(first_id, name_codes[consumed], ids[consumed])
+    per_row = first_id[name_codes]
+    first_row = np.full(width, count, dtype=np.int64)
+    np.minimum.at(first_row, name_codes, np.arange(count, dtype=np.int64))
+    is_first = np.zeros(count, dtype=bool)
+    is_first[first_row[first_row < count]] = True
+    return np.where(per_row == none, -1, per_row), is_first
 
 
 def _rows_with_ids(ids: np.ndarray, wanted: set[int]) -> tuple[list[int], list[int]]:

@@ -355,3 +355,43 @@ def test_filled_frame_makes_no_empty_frame():
     forget_frames()
     plain = ParsedLog(source="x.log", kind="rknn-build", frames={"perf": empty_frame("perf")}, line_counts={})
     assert filled_frame(plain, "perf") is None
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_short_and_long_arrow_text_read_alike_on_either_side_of_the_cutoffs(seed):
+    """A short Arrow text column is encoded with a dict, a long one by Arrow; a few positions are read
+    a cell at a time, more with Arrow's `take`: on both sides of each cutoff the codes, uniques and
+    cells are pandas' own (missing cells, empty strings and repeats included)."""
+    import random
+
+    from logscope.rules._common import _FEW_ROWS_ENCODED, _FEW_TAKEN, factorized, listed
+
+    rng = random.Random(seed)
+    for length in (1, 2, _FEW_ROWS_ENCODED - 1, _FEW_ROWS_ENCODED, _FEW_ROWS_ENCODED + 1, 300):
+        cells = [rng.choice([None, "", "Conv", "Relu", "é", f"t{rng.randint(0, 9)}"]) for _ in range(length)]
+        array = pd.DataFrame({"c": pd.array(cells, dtype="string[pyarrow]")})["c"].array
+        codes, uniques = pd.factorize(array)
+        got_codes, got_uniques = factorized(array)
+        assert got_codes.dtype == np.int64 and got_codes.tolist() == codes.tolist(), length
+        assert got_uniques == list(uniques.tolist()), length
+        for count in (1, _FEW_TAKEN, _FEW_TAKEN + 1, 40):
+            positions = [rng.randrange(length) for _ in range(count)]
+            taken = array.take(positions).tolist()
+            got = listed(array, positions)
+            assert [type(v) for v in got] == [type(v) for v in taken] and str(got) == str(taken), length
+
+
+def test_mem007_int_cells_are_as_int_of_the_taken_cells():
+    """MEM007 reads the Concat rows' build, layer ID and line from the shared int64 values and mask:
+    what `as_int` makes of the cells `take` reads (None where missing), with and without missing cells."""
+    from logscope.rules._common import as_int
+    from logscope.rules.mem007_concat_not_in_place import _int_cells
+
+    frame = pd.DataFrame(
+        {"a": pd.array([3, None, 5, 7, None], dtype="Int64"), "b": pd.array([1, 2, 3, 4, 5], dtype="Int64")}
+    )
+    cols = Columns(frame)
+    for name in ("a", "b"):
+        for positions in ([4, 0, 2], [2, 3], [1], []):
+            expected = [as_int(v) for v in cols.take(name, positions)]
+            assert _int_cells(cols, name, np.array(positions, dtype=np.int64)) == expected

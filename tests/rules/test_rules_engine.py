@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+from pathlib import Path
 
 import pytest
 
@@ -162,3 +163,32 @@ def test_finding_init_takes_the_declared_fields_in_order_with_their_defaults() -
             assert getattr(made, declared_field.name) is not getattr(Finding("m"), declared_field.name)
         else:
             assert parameter.default is inspect.Parameter.empty, declared_field.name
+
+
+def _find_config_by_paths(start: Path) -> Path | None:
+    """The walk `find_config` made with `Path` objects (each parent resolved and joined as a Path)."""
+    folder = start if start.is_dir() else start.parent
+    for candidate in (folder.resolve(), *folder.resolve().parents):
+        for name in ("logscope.toml", "pyproject.toml"):
+            path = candidate / name
+            if path.is_file() and (name == "logscope.toml" or "logscope" in path.read_text()):
+                return path
+    return None
+
+
+def test_find_config_walks_the_resolved_folders_as_the_path_walk_did(tmp_path):
+    """The text walk up the resolved folder finds what the walk over `Path.parents` found: through a
+    symbolic link, from a file or a folder, past a pyproject.toml without [tool.logscope], a folder
+    named like a config file, and nothing up to the root."""
+    real = tmp_path / "real" / "deep" / "er"
+    real.mkdir(parents=True)
+    (tmp_path / "real" / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    (tmp_path / "real" / "deep" / "logscope.toml").mkdir()  # a folder: not a config file
+    (tmp_path / "link").symlink_to(real)
+    starts = [real, real / "build.log", tmp_path / "link" / "build.log", tmp_path / "link", tmp_path / "real"]
+    for start in starts:
+        assert find_config(start) == _find_config_by_paths(start), start
+    (tmp_path / "logscope.toml").write_text("")
+    for start in starts:
+        assert find_config(start) == _find_config_by_paths(start) == tmp_path.resolve() / "logscope.toml"
+    assert find_config(Path("/")) == _find_config_by_paths(Path("/"))

@@ -37,6 +37,7 @@ from logscope.parsers.grammar import (
     refused,
     required_substrings,
 )
+from logscope.parsers.rknn import table_runs
 from logscope.parsers.rknn.assembler import RknnAssembler
 from logscope.parsers.rknn.bulk import (
     category_substrings,
@@ -48,7 +49,7 @@ from logscope.parsers.rknn.bulk import (
     run_regex,
 )
 from logscope.parsers.rknn.state import _FOREIGN, _LAYER_FIELDS, _QUIET_NOISE, _TENSOR_FIELDS
-from logscope.parsers.rknn.table_runs import run_from, table_readers, tensor_row_regex
+from logscope.parsers.rknn.table_runs import noise_counter, run_from, table_readers, tensor_row_regex
 from logscope.parsers.runs import feed_with_runs
 
 __all__ = ["parse_rknn", "parse_rknn_blocks"]
@@ -167,6 +168,7 @@ def _parse_lines(source: LogSource, blocks: Iterable[tuple[list[str], list[int]]
     if read_fusions is not None:
         run_readers["FUSE_RESULT"] = functools.partial(assembler._fusion_run, read_fusions)
     read_marks = mark_reader(lexer)  # runs of pass markers, read joined
+    count_noise = noise_counter(lexer)  # runs of noise lines, counted joined
 
     def feed_each(lines: list[str], numbers: list[int]) -> None:
         """Line by line, except that a line that starts a run of table rows, noise lines or pass markers
@@ -186,7 +188,7 @@ def _parse_lines(source: LogSource, blocks: Iterable[tuple[list[str], list[int]]
             read_tensors,
             read_layers,
         )
-        counted_ = _COUNTED
+        counted_, count_noise_ = _COUNTED, count_noise
         blank = noise = foreign = 0
         positions: Any = iter(range(len(lines)))  # a range iterator: `__setstate__` moves it on
         for i in positions:
@@ -272,7 +274,16 @@ def _parse_lines(source: LogSource, blocks: Iterable[tuple[list[str], list[int]]
                             run_numbers = list(compress(run_numbers, kept))
                         marks = len(run_numbers)
                         pass_values_(columns[0], columns[1], columns[2], run_numbers)
-                    noise += len(run) - marks
+                    elif len(run) == table_runs.MAX_RUN and count_noise_ is not None:
+                        # A run of noise alone cut at its bound: the noise lines after it, which the
+                        # loop would take run after run, counted joined (`table_runs.joined_count`; a
+                        # marker or any other line ends them, and the loop reads it next). Short runs,
+                        # and runs holding markers, read as before: counting a run of a few noise
+                        # lines, then reading the markers after it apart, cost more than the run.
+                        taken = count_noise_(lines, last)
+                        if taken:
+                            last += taken
+                    noise += last - i - marks
                     a.last_fed = numbers[last - 1]
                     positions.__setstate__(last)
                     continue

@@ -9,6 +9,7 @@ from logscope.model import Frames, ParsedLog
 from logscope.parsers.grammar import Fields
 from logscope.parsers.rknn.accuracy_join import join_accuracy_layers
 from logscope.parsers.rknn.bulk import messages_frame
+from logscope.parsers.rknn.layer_rows import LayerRows
 from logscope.parsers.rknn.state import _FOREIGN, _MESSAGE_KINDS, _NOISE, _ROW_COLUMNS, _Build
 from logscope.parsers.rknn.tensor_rows import TensorRows
 from logscope.parsers.rknn.toolkit import ToolkitLogger
@@ -148,7 +149,7 @@ class RknnAssembler(ToolkitLogger):
                 continue
             if not rows:
                 frames.defer(name)
-            elif isinstance(rows, TensorRows):  # (kept as read: converted by whole columns)
+            elif isinstance(rows, TensorRows | LayerRows):  # (kept as read: converted by whole columns)
                 frames[name] = rows.frame()
             elif name == "messages" and self.has_message_runs:
                 frames[name] = messages_frame(rows, _ROW_COLUMNS[name])

@@ -202,16 +202,16 @@ class CompilerOutput(Evaluation):
         tail_values: Sequence[Sequence[Any]],
         numbers: list[int],
     ) -> None:
-        """The `layers` rows of read cells (`tail_values`: the `_LAYER_TAIL` columns), assembled from
-        columns in C: `\\` shapes made None by a dict lookup (`{"\\": None}.get(cell, cell)`); the id
-        is always there (the terminal requires its digits)."""
+        """The `layers` rows of read cells (`tail_values`: the `_LAYER_TAIL` columns), added as columns
+        (`layer_rows`), each made in C: `\\` shapes made None by a dict lookup
+        (`{"\\": None}.get(cell, cell)`); the id is always there (the terminal requires its digits)."""
         count = len(numbers)
         self.counts["structural"] += count
         build = self.builds[-1] if self.builds else self._current(numbers[0])
         build.has_tables = True
         not_applicable = {"\\": None}.get
-        self.rows["layers"].extend(
-            zip(
+        self.layer_rows.add(
+            (
                 repeat(build.index, count),
                 map(int, ids),
                 op_types,
@@ -222,7 +222,6 @@ class CompilerOutput(Evaluation):
                 *tail_values,
                 repeat(self.headerless, count),
                 numbers,
-                strict=True,
             )
         )
 

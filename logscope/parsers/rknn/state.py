@@ -17,6 +17,7 @@ from logscope.io import LogSource
 from logscope.parsers.base import BaseAssembler, Boundary
 from logscope.parsers.grammar import Fields
 from logscope.parsers.rknn.layer_cells import _body_start, identify_tail, read_layer_tail
+from logscope.parsers.rknn.layer_rows import LayerRows
 from logscope.parsers.rknn.tensor_rows import TensorRows
 from logscope.parsers.table import Layout
 
@@ -248,9 +249,12 @@ class RknnState(BaseAssembler[_Build]):
                 "tensor_attrs",
             )
         }
-        # Tensor rows are kept as read and converted by whole columns (`tensor_rows`).
+        # Tensor rows are kept as read and converted by whole columns (`tensor_rows`); layer rows as
+        # columns (`layer_rows`).
         self.tensor_rows = TensorRows()
         self.rows["tensors"] = self.tensor_rows
+        self.layer_rows = LayerRows()
+        self.rows["layers"] = self.layer_rows  # type: ignore[assignment]
         self.rows["unparsed"] = self.account.unparsed_rows
         self.table: str | None = None  # "layer" | "feature" | "const" | "min_const" | "outlier"
         self.layer_columns: tuple[str, ...] | None = None  # the layer / perf header's columns, FullName aside

@@ -36,6 +36,12 @@ Tensor rows are matched by a narrower regex than the tensor-row matcher (`tensor
 regex work, exactly the same groups on every line it matches; a row it refuses is tried by the
 tensor-row matcher on the ordinary path, which may start a run again.
 
+Noise lines are only counted, so when a run of noise alone reaches `MAX_RUN`, the noise lines after it
+are counted from their lines joined (`joined_count`, `noise_counter`): one match of the noise matcher's
+regex repeated over the text, with no match object per line (a third of a noise line's cost; a CI build
+log is 30-70 % noise, in runs of hundreds of lines). A marker or any other line ends the count; the loop
+reads it next, as it reads the line after any run.
+
 tests/test_table_runs.py parses every fixture, generated logs and mangled copies both ways.
 """
 
@@ -231,25 +237,98 @@ def joined_rows(
     return read
 
 
+# Lines `joined_count` joins at a time (the run goes on in the next chunk while every line matched): it
+# keeps no match object, so unlike `MAX_RUN` the bound only limits the text joined past a run's end. The
+# first chunk is short and each next one four times longer, up to the bound: most noise runs of a
+# table-dense log are a line or a dozen long, and joining the 256 lines of the table after one cost
+# 23 us a run (3 % of the parse of fixture 09 repeated).
+JOINED_FIRST = 8
+JOINED_COUNT = 256
+LineCounter = Callable[[list[str], int], int | None]
+
+
+def joined_count(pattern: str, compile: Callable[[str], re.Pattern[str]] = re.compile) -> LineCounter | None:
+    r"""A counter of the lines after a run's first one that a whole-line matcher matches, for lines only
+    counted (noise): None when exactness cannot be shown.
+
+    `pattern` is a whole-line matcher (`match` at the line's start, `\Z` at its end).
+    `count(lines, start)` is the number of lines from `lines[start]` on that it matches, up to the first
+    line it refuses or that is longer than `MAX_BLANK_RUN` (what `run_from` takes after its first line,
+    with no bound and no match object); None when a line it read holds a newline (the caller then reads
+    with `run_from`).
+
+    Exactness: the pattern is rewritten as for `joined_rows` (groups non-capturing, `\Z` as `(?=\n)`;
+    `line_bound` holds), so at a line's start in `"\n".join(chunk) + "\n"` it matches, followed by
+    `\n`, exactly when the matcher matches the line alone; `(?:...\n)*` then takes the lines one by one
+    from the text's start up to the first it refuses, one call in C for the whole chunk. Those are
+    `chunk`'s first lines when none of them holds a newline: when their lengths and newlines add up to
+    where the match ended.
+    """
+    rewritten = _joined_pattern(pattern, ())
+    if rewritten is None:
+        return None
+    try:
+        match = compile(f"(?:(?:{rewritten})\n)*").match
+    except re.error:
+        return None
+
+    def count(lines: list[str], start: int) -> int | None:
+        total, step = 0, JOINED_FIRST
+        while True:
+            at = start + total
+            chunk = lines[at : at + step]
+            step = min(4 * step, JOINED_COUNT)
+            if not chunk:
+                return total
+            text = "\n".join(chunk) + "\n"
+            end = match(text).end()  # type: ignore[union-attr]  # (a repeat matches the empty string)
+            taken = text.count("\n", 0, end)
+            if not taken:
+                return total
+            lengths = list(map(len, chunk[:taken]))
+            if sum(lengths) + taken != end:  # a line holding a newline
+                return total or None
+            if max(lengths) > MAX_BLANK_RUN:
+                return total + next(j for j, size in enumerate(lengths) if size > MAX_BLANK_RUN)
+            total += taken
+            if taken < len(chunk):
+                return total
+
+    return count
+
+
+def _joined_pattern(pattern: str, fields: tuple[str, ...]) -> str | None:
+    """`pattern` rewritten for lines joined with `\n` (`joined_rows`): the groups not in `fields` made
+    non-capturing, the line's end a look-ahead for `\n`; None when `line_bound` cannot show it exact."""
+    wanted = set(fields)
+    kept = _NAMED_GROUP.sub(lambda m: m.group(0) if m.group(1) in wanted else "(?:", pattern)
+    rewritten = _LINE_END.sub(lambda m: f"{m.group(1)}(?=\n)", kept.replace(_NL_OR_END, "(?=\n)"))
+    try:
+        parsed = _sre_parser.parse(rewritten)
+    except re.error:
+        return None
+    if not line_bound(list(parsed), dotall=bool(parsed.state.flags & re.DOTALL)):
+        return None
+    return rewritten
+
+
 def _joined_findall(
     pattern: str, fields: tuple[str, ...], compile: Callable[[str], re.Pattern[str]]
 ) -> Callable[..., list[tuple[str | None, ...]]] | None:
     """`findall` of `pattern` rewritten for joined lines (`joined_rows`), or None when exactness cannot be
     shown."""
-    wanted = set(fields)
-    kept = _NAMED_GROUP.sub(lambda m: m.group(0) if m.group(1) in wanted else "(?:", pattern)
-    rewritten = _LINE_END.sub(lambda m: f"{m.group(1)}(?=\n)", kept.replace(_NL_OR_END, "(?=\n)"))
+    rewritten = _joined_pattern(pattern, fields)
+    if rewritten is None:
+        return None
     try:
         regex = compile(f"(?:{rewritten})\n|(?s:.+)")
-        parsed = _sre_parser.parse(rewritten)
     except re.error:
         return None
     if tuple(sorted(regex.groupindex, key=regex.groupindex.__getitem__)) != fields or regex.groups != len(
         fields
     ):
         return None
-    if not line_bound(list(parsed), dotall=bool(parsed.state.flags & re.DOTALL)):
-        return None
+    parsed = _sre_parser.parse(rewritten)
     widths, items = _group_widths(list(parsed)), list(parsed)
     if any(widths.get(i, 0) < 1 and not _required_group(items, i) for i in range(1, len(fields) + 1)):
         return None
@@ -348,6 +427,16 @@ def _required_group(items: list[Any], group: int) -> bool:
         ):
             return True
     return False
+
+
+@functools.cache  # once per lexer (and process)
+def noise_counter(lexer: LineLexer) -> LineCounter | None:
+    """`joined_count` of `row_matcher("NATIVE_PREFIX", "NATIVE_NOISE")`: the noise alternative of the
+    parse loop's noise-or-marker matcher (`LineLexer.either_matcher`), which matches a line exactly when
+    that matcher matches it with no group (a noise line, not a marker)."""
+    if "NATIVE_NOISE" not in lexer.kinds or "NATIVE_NOISE" not in lexer._plan.order.get("NATIVE_PREFIX", []):
+        return None
+    return joined_count(lexer.row_pattern("NATIVE_PREFIX", "NATIVE_NOISE"), lexer.stored_regex)
 
 
 @functools.cache  # once per lexer (and process)
