@@ -1112,8 +1112,7 @@ def main() -> None:
     handlers run, the exit code as raised. What is skipped are the finalizers of objects in cycles:
     `parse` leaves none that matter (it closes each file it writes), nor does `audit` (it closes its
     store and shuts its pool down first). A caller that runs `main` and goes on keeps what it had
-    when `main` ended:
-    frozen objects are never collected."""
+    when `main` ended: frozen objects are never collected."""
     _RUN["freeze_at_exit"] = False
     try:
         code = app(standalone_mode=False)
