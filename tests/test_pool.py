@@ -15,7 +15,13 @@ import pandas as pd
 import pytest
 
 import logscope
-from logscope.analysis.pool import FeaturePool, feature_builds, feature_pool, feature_pools
+from logscope.analysis.pool import (
+    FeaturePool,
+    factorised_codes,
+    feature_builds,
+    feature_pool,
+    feature_pools,
+)
 from logscope.frames import build_frame
 from tests.conftest import FIXTURES, MOBILENET, RKNN, ROOT
 
@@ -558,7 +564,7 @@ def test_masked_columns_read_alike_through_their_parts_and_the_public_path(monke
 
 
 def test_name_codes_group_names_as_the_cells_read():
-    """The Arrow dictionary codes of the names (`_name_codes`) and the fallback's (`_factorised_codes`)
+    """The Arrow dictionary codes of the names (`_name_codes`) and the fallback's (`factorised_codes`)
     group the same rows: equal names, a missing name and "" together."""
     import numpy as np
 
@@ -571,7 +577,7 @@ def test_name_codes_group_names_as_the_cells_read():
     arrow = pool._name_codes(pool.column_array(tensors, "name"), positions).tolist()
     series = tensors["name"].astype(object)  # (another storage: the fallback)
     assert pool._name_codes(series.array, positions).tolist() == [0, 1, 1, 2, 0, 1]
-    fallback = pool._factorised_codes(pool.text_cells(tensors["name"], positions)).tolist()
+    fallback = pool.factorised_codes(pool.text_cells(tensors["name"], positions)).tolist()
     assert arrow == fallback == [0, 1, 1, 2, 0, 1]
 
 
@@ -675,7 +681,7 @@ def test_mem007_reads_names_through_the_pools_codes_as_through_the_names(generat
     assert sum(len(found) for found in expected) >= 10
     with monkeypatch.context() as patch:
         patch.setattr(
-            FeaturePool, "resident_name_codes", lambda pool: mem007._codes_of(pool.resident_rows().name)
+            FeaturePool, "resident_name_codes", lambda fp: factorised_codes(fp.resident_rows().name)
         )
         for log, found in zip(logs, expected, strict=True):
             assert run_rules(log, Config(select=("MEM007",))) == found

@@ -790,11 +790,12 @@ def _name_codes(column: Any, positions: np.ndarray) -> np.ndarray:
         if isinstance(encoded, pa.ChunkedArray):
             encoded = encoded.combine_chunks()
         return np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
-    return _factorised_codes(text_cells(pd.Series(column, copy=False), positions))
+    return factorised_codes(text_cells(pd.Series(column, copy=False), positions))
 
 
-def _factorised_codes(names: list[str]) -> np.ndarray:
-    """`_name_codes` of names already read as str."""
+def factorised_codes(names: list[str]) -> np.ndarray:
+    """A code per name, equal for equal names, numbered in order of first appearance: `_name_codes` of
+    names already read as str (and MEM007's codes of names it made itself)."""
     codes: dict[str, int] = {}
     return np.fromiter(
         (codes.setdefault(name, len(codes)) for name in names), dtype=np.int64, count=len(names)

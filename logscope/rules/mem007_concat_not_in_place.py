@@ -68,6 +68,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from logscope.analysis.pool import factorised_codes
 from logscope.model import ParsedLog
 from logscope.rules._common import Columns, KiB, as_str, columns, fmt_bytes, listed, parse_shape
 from logscope.rules._pool import FeaturePool, feature_pools
@@ -220,7 +221,7 @@ def _check_build(
         name_codes = pool.resident_name_codes()
     else:  # an unnamed row is its own tensor
         names = [n if n else f"\0line {ln}" for n, ln in zip(names, lines, strict=True)]
-        name_codes = _codes_of(names)
+        name_codes = factorised_codes(names)
     starts, ends, sizes = rows.start, rows.end, rows.size
     consumer, is_first = _first_consumers(name_codes, ids)
     inputs_of: dict[int, list[int]] = {}
@@ -360,12 +361,6 @@ class _Shapes:
 
     def __getitem__(self, i: int) -> str:
         return self._normed[self._codes[i]]
-
-
-def _codes_of(names: list[str]) -> np.ndarray:
-    """A code per name, equal for equal names (numbered in order of first appearance)."""
-    seen: dict[str, int] = {}
-    return np.fromiter((seen.setdefault(n, len(seen)) for n in names), dtype=np.int64, count=len(names))
 
 
 def _first_consumers(name_codes: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
