@@ -264,9 +264,10 @@ def joined_count(pattern: str, compile: Callable[[str], re.Pattern[str]] = re.co
     `chunk`'s first lines when none of them holds a newline: when their lengths and newlines add up to
     where the match ended.
     """
-    rewritten = _joined_pattern(pattern, ())
-    if rewritten is None:
+    joined = _joined_pattern(pattern, ())
+    if joined is None:
         return None
+    rewritten, _ = joined
     try:
         match = compile(f"(?:(?:{rewritten})\n)*").match
     except re.error:
@@ -297,9 +298,10 @@ def joined_count(pattern: str, compile: Callable[[str], re.Pattern[str]] = re.co
     return count
 
 
-def _joined_pattern(pattern: str, fields: tuple[str, ...]) -> str | None:
+def _joined_pattern(pattern: str, fields: tuple[str, ...]) -> tuple[str, Any] | None:
     """`pattern` rewritten for lines joined with `\n` (`joined_rows`): the groups not in `fields` made
-    non-capturing, the line's end a look-ahead for `\n`; None when `line_bound` cannot show it exact."""
+    non-capturing, the line's end a look-ahead for `\n`; with its parsed form. None when `line_bound`
+    cannot show it exact."""
     wanted = set(fields)
     kept = _NAMED_GROUP.sub(lambda m: m.group(0) if m.group(1) in wanted else "(?:", pattern)
     rewritten = _LINE_END.sub(lambda m: f"{m.group(1)}(?=\n)", kept.replace(_NL_OR_END, "(?=\n)"))
@@ -309,7 +311,7 @@ def _joined_pattern(pattern: str, fields: tuple[str, ...]) -> str | None:
         return None
     if not line_bound(list(parsed), dotall=bool(parsed.state.flags & re.DOTALL)):
         return None
-    return rewritten
+    return rewritten, parsed
 
 
 def _joined_findall(
@@ -317,9 +319,10 @@ def _joined_findall(
 ) -> Callable[..., list[tuple[str | None, ...]]] | None:
     """`findall` of `pattern` rewritten for joined lines (`joined_rows`), or None when exactness cannot be
     shown."""
-    rewritten = _joined_pattern(pattern, fields)
-    if rewritten is None:
+    joined = _joined_pattern(pattern, fields)
+    if joined is None:
         return None
+    rewritten, parsed = joined
     try:
         regex = compile(f"(?:{rewritten})\n|(?s:.+)")
     except re.error:
@@ -328,7 +331,6 @@ def _joined_findall(
         fields
     ):
         return None
-    parsed = _sre_parser.parse(rewritten)
     widths, items = _group_widths(list(parsed)), list(parsed)
     if any(widths.get(i, 0) < 1 and not _required_group(items, i) for i in range(1, len(fields) + 1)):
         return None
