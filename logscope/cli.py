@@ -793,7 +793,6 @@ def audit_command(
 
     from logscope.audit import DEFAULT_PATTERNS, AuditInterrupted, AuditOptions, RuleOverrides, audit
     from logscope.audit.render import BothProgress, CommitLog, RichProgress, render_audit_json, summary_table
-    from logscope.rules import resolve_config
 
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     sinks: list[object] = []
@@ -806,7 +805,7 @@ def audit_command(
             jobs=jobs,
             engine=engine.value,
             scheduler=scheduler,
-            config=resolve_config(config_path) if config_path is not None else None,
+            config=_rules_config(config_path),
             overrides=RuleOverrides(
                 select=tuple(select) if select else None,
                 ignore=tuple(ignore) if ignore else None,
@@ -836,6 +835,16 @@ def audit_command(
         _out(render_audit_json(report) + "\n")
     else:
         Console(highlight=False, soft_wrap=True).print(summary_table(report))
+
+
+def _rules_config(path: Path | None) -> Config | None:
+    """The configuration a `--config` file gives, or None (each log's own, found by the worker that
+    reads it). The rules are imported only for a file given: a pool's auditing process runs none."""
+    if path is None:
+        return None
+    from logscope.rules import resolve_config
+
+    return resolve_config(path)
 
 
 @app.command("trend")

@@ -146,6 +146,21 @@ BY_KEY: dict[str, Figure] = {f.key: f for f in (*FIGURES, *POOL_FIGURES)}
 LOG_KEYS: tuple[str, ...] = tuple(f.key for f in FIGURES if f.source == "log")
 DERIVED_KEYS: tuple[str, ...] = tuple(f.key for f in FIGURES if f.source == "derived")
 
+# The byte figures a log states about a build (the `memory` frame; docs/formats.md defines each).
+MEMORY_FIGURES = (
+    "weight_bytes",
+    "internal_bytes",
+    "other_bytes",
+    "total_bytes",
+    "model_bytes",
+    "activation_bytes",
+    "scratch_bytes",
+)
+# Memory figures compared between builds (`diff`, the audit's `build_metrics`), reported figures first,
+# then those derived from the tensor tables.
+MEMORY_FIELDS = (*MEMORY_FIGURES, *(k for k in DERIVED_KEYS if k.endswith("_bytes")))
+REUSE_FIELDS = ("reuse_rate", "computed_reuse_rate")
+
 
 def figure(key: str) -> Figure:
     """The figure named `key`; KeyError for an unknown one."""

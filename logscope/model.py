@@ -12,20 +12,11 @@ import numpy as np
 import pandas as pd
 
 from logscope.figures import DERIVED_KEYS as _FIGURE_DERIVED_KEYS
+from logscope.figures import MEMORY_FIGURES
 from logscope.frames import SCHEMAS, build_frame, empty_frame, plain_value
 
 SCHEMA_VERSION = 1
 
-# The byte figures a log states about a build (the `memory` frame; docs/formats.md defines each).
-MEMORY_FIGURES = (
-    "weight_bytes",
-    "internal_bytes",
-    "other_bytes",
-    "total_bytes",
-    "model_bytes",
-    "activation_bytes",
-    "scratch_bytes",
-)
 # JSON keys of the per-build memory object, in order; values come from the `memory` frame.
 MEMORY_KEYS = (*MEMORY_FIGURES, "reuse_rate", "peak_layer")
 # eval_memory() of toolkit 1 reports maximum and total allocation per pool (fixture [12]).

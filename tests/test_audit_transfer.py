@@ -216,3 +216,117 @@ def test_the_pool_server_imports_from_where_the_auditing_process_does(tmp_path: 
 
     with duckdb.connect(str(db), read_only=True) as con:
         assert con.execute("SELECT count(*) FROM files WHERE status = 'ok'").fetchone() == (2,)
+
+
+def test_a_pool_audits_auditing_process_imports_no_pandas_parser_or_rule(tmp_path: Path) -> None:
+    """`logscope audit --jobs 2` plans, receives and writes with pyarrow and DuckDB alone: pandas, the
+    parsers and the rules are the workers' (imported by their fork server), and the command is ready
+    before that server is. The files are stored all the same, findings included."""
+    import subprocess
+    import sys
+
+    if pool_context().get_start_method() != "forkserver":
+        pytest.skip("no fork server on this platform")
+    logs = [str(p) for p in [*sorted((FIXTURES / "rknn").glob("*.log"))[:6], MOBILENET]]
+    db = tmp_path / "a.duckdb"
+    argv = ["logscope", "audit", *logs, "--db", str(db), "--jobs", "2", "--format", "json"]
+    heavy = ("pandas", "logscope.parsers", "logscope.rules", "logscope.frames", "logscope.audit.worker")
+    code = (
+        "import atexit, sys\n"
+        f"atexit.register(lambda: print(sorted(m for m in {heavy!r} if m in sys.modules), file=sys.stderr))\n"
+        f"sys.argv = {argv!r}\n"
+        "from logscope._console import main\n"
+        "main()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode in (0, 1), done.stderr
+    assert done.stderr.strip().splitlines()[-1] == "[]"
+    report = json.loads(done.stdout)
+    assert report["audited"] == len(logs) and sum(report["findings"].values()) > 0
+
+
+def _store_rows() -> list[dict[str, object]]:
+    """Rows of every kind the store writes itself, and the edges of each type."""
+    import datetime as dt
+
+    return [
+        {
+            "file_id": 1,
+            "sha256": "ab" * 32,
+            "path": "logs/a.log",
+            "path_bytes": b"logs/a.log",
+            "size_bytes": 0,
+            "mtime": dt.datetime(2024, 2, 29, 23, 59, 59, 999999),
+            "status": "ok",
+            "parse_seconds": 0.25,
+            "lines": 2**63 - 1,
+            "unparsed_lines": -(2**63),
+        },
+        {
+            "file_id": 2,
+            "path": "日本/ünïcode\\xff.log",
+            "path_bytes": b"\xff\x00\xfe",
+            "mtime": dt.datetime(1901, 1, 1),
+            "error": "",
+            "parse_seconds": 3,
+            "log_time": dt.datetime(1970, 1, 1),
+        },
+        {
+            "file_id": None,
+            "sha256": None,
+            "path": None,
+            "path_bytes": None,
+            "mtime": None,
+            "parse_seconds": None,
+        },
+        {},
+    ]
+
+
+@pytest.mark.parametrize("rows", [_store_rows(), _store_rows()[:1], _store_rows()[2:], []])
+def test_store_rows_built_from_buffers_equal_pyarrows_conversion(rows: list[dict[str, object]]) -> None:
+    from logscope.audit.store import FILES_COLUMNS, PATHS_COLUMNS, arrow_schema, rows_table
+
+    for columns in (FILES_COLUMNS, PATHS_COLUMNS):
+        expected = pa.Table.from_pylist(rows, schema=arrow_schema(columns))
+        built = rows_table(rows, columns)
+        built.validate(full=True)
+        assert built.schema.equals(expected.schema) and built.equals(expected)
+
+
+@pytest.mark.parametrize(
+    "column, value",
+    [
+        ("size_bytes", np.int64(5)),  # numpy scalars, bools, out-of-range or foreign values: the converter
+        ("size_bytes", True),
+        ("size_bytes", 2**63),
+        ("parse_seconds", np.float32(0.5)),
+        ("path", b"bytes where text goes"),
+        ("path", "lone surrogate \udcff"),
+        ("path_bytes", "text where bytes go"),
+        ("mtime", "2024-01-01"),
+        ("mtime", "tz-aware"),
+    ],
+)
+def test_store_rows_of_other_values_take_pyarrows_conversion(column: str, value: object) -> None:
+    import datetime as dt
+
+    from logscope.audit.store import FILES_COLUMNS, arrow_schema, rows_table
+
+    if value == "tz-aware":
+        value = dt.datetime(2024, 1, 1, 12, tzinfo=dt.timezone(dt.timedelta(hours=8)))
+    rows = [{"file_id": 1, "path": "a", "mtime": dt.datetime(2024, 1, 1)}, {column: value}]
+    try:
+        expected = pa.Table.from_pylist(rows, schema=arrow_schema(FILES_COLUMNS))
+    except (pa.ArrowException, OverflowError, UnicodeEncodeError, TypeError, ValueError) as exc:
+        with pytest.raises(type(exc)):
+            rows_table(rows, FILES_COLUMNS)
+        return
+    assert rows_table(rows, FILES_COLUMNS).equals(expected)
+
+
+def test_file_ids_repeat_for_each_files_rows() -> None:
+    from logscope.audit.store import _repeated_ids
+
+    assert _repeated_ids([7, 3, 9], [2, 0, 3]).to_pylist() == [7, 7, 9, 9, 9]
+    assert _repeated_ids([], []).to_pylist() == []

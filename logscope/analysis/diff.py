@@ -22,7 +22,8 @@ from typing import Any
 import pandas as pd
 
 from logscope.errors import InputError
-from logscope.model import DERIVED_KEYS, MEMORY_FIGURES, ParsedLog
+from logscope.figures import MEMORY_FIELDS, REUSE_FIELDS
+from logscope.model import MEMORY_FIGURES, ParsedLog
 
 DIFF_SCHEMA_VERSION = 1
 
@@ -40,9 +41,6 @@ VERSION_FIELDS = (
     "model_toolkit_version",
     "model_compiler_version",
 )
-# Memory figures compared, reported figures first, then those derived from the tensor tables.
-MEMORY_FIELDS = (*MEMORY_FIGURES, *(k for k in DERIVED_KEYS if k.endswith("_bytes")))
-REUSE_FIELDS = ("reuse_rate", "computed_reuse_rate")
 # What --fail-on-regression gates on: growth of these (percent of the old value) ...
 REGRESSION_FIELDS = (*MEMORY_FIGURES, "feature_pool_bytes")
 # ... and a fall of these (percent of the old rate).

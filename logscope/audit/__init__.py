@@ -5,18 +5,49 @@ local process pool or dask.distributed) and commits the results through one writ
 metric, by)` reads a metric per build back with regressions marked. docs/audit.md has the store's schema.
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from .discover import DEFAULT_PATTERNS, discover
 from .runner import AuditInterrupted, AuditOptions, AuditProgress, AuditReport, audit, run_dask, run_pool
 from .store import FRAME_TABLES, GROUP_COLUMNS, TREND_METRICS, Store
-from .trend import (
-    TrendResult,
-    compute_trend,
-    plot_trend,
-    render_trend_csv,
-    render_trend_json,
-    render_trend_text,
-)
-from .worker import FileResult, FileTask, RuleOverrides, audit_file, find_log_time
+from .tasks import FileResult, FileTask, RuleOverrides
+
+if TYPE_CHECKING:
+    from .trend import (
+        TrendResult,
+        compute_trend,
+        plot_trend,
+        render_trend_csv,
+        render_trend_json,
+        render_trend_text,
+    )
+    from .worker import audit_file, find_log_time
+
+# Names of the modules that import pandas, the parsers and the rules, imported on first use: the
+# auditing process of a worker pool plans and writes without them (see `tasks`).
+_LAZY = {
+    "TrendResult": "trend",
+    "compute_trend": "trend",
+    "plot_trend": "trend",
+    "render_trend_csv": "trend",
+    "render_trend_json": "trend",
+    "render_trend_text": "trend",
+    "audit_file": "worker",
+    "find_log_time": "worker",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "DEFAULT_PATTERNS",

@@ -21,7 +21,7 @@ from rich.text import Text
 from logscope.inert import visible_controls
 
 from .runner import AuditReport
-from .worker import FileResult
+from .tasks import FileResult
 
 
 class RichProgress:

@@ -29,19 +29,21 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pyarrow as pa
 
 from logscope.errors import ConfigError, LogscopeError
 from logscope.io import display_path, file_kind, open_regular
 from logscope.pool_start import pool_context, start_pool_server
-from logscope.rules import Config, resolve_config
 
 from . import remote
 from .discover import DEFAULT_PATTERNS, discover
 from .store import KnownFile, KnownPath, Store, first_line, is_interrupt, logscope_version, store_errors
-from .worker import FileResult, FileTask, RuleOverrides, audit_file, hash_file
+from .tasks import FileResult, FileTask, RuleOverrides, audit_task, hash_file
+
+if TYPE_CHECKING:
+    from logscope.rules import Config
 
 ENGINES = ("local", "dask")
 MAX_JOBS = 1024  # worker processes; more is a typo, not a machine
@@ -386,6 +388,8 @@ class _Writer:
             return None
         self.sizes[url] = info.size
         if self.url_config is None:  # no folder to find a logscope.toml in: the working directory's
+            from logscope.rules import resolve_config
+
             self.url_config = self.options.config or resolve_config(None)
         return FileTask(url, None, self.url_config, self.options.overrides)
 
@@ -525,6 +529,8 @@ def _engine(
     if options.engine == "dask":
         return run_dask(tasks, options.jobs, options.scheduler)
     if options.jobs == 1:
+        from .worker import audit_file
+
         return (audit_file(task) for task in tasks)
     return run_pool(tasks, options.jobs, on_broken=on_broken, sizes=sizes)
 
@@ -635,7 +641,7 @@ def _alive(pid: int) -> bool:
 def run_pool(
     tasks: Sequence[FileTask],
     jobs: int,
-    function: Callable[[FileTask], FileResult] = audit_file,
+    function: Callable[[FileTask], FileResult] = audit_task,
     on_broken: Callable[[int], None] | None = None,
     sizes: Mapping[str, int] | None = None,
 ) -> Iterator[FileResult]:
@@ -749,7 +755,7 @@ def run_dask(
     tasks: Sequence[FileTask],
     jobs: int,
     scheduler: str | None = None,
-    function: Callable[[FileTask], FileResult] = audit_file,
+    function: Callable[[FileTask], FileResult] = audit_task,
 ) -> Iterator[FileResult]:
     """`function` over `tasks` on dask.distributed: the cluster at `scheduler`, or a LocalCluster of
     `jobs` single-threaded worker processes on 127.0.0.1. Paths must be readable by the workers."""

@@ -9,7 +9,7 @@ Tables (docs/audit.md documents every column and gives example queries):
 - `paths`: every path seen and the content it held when last seen (a copy of a file is a second path to
   the same `sha256`); `size_bytes` and `mtime_ns` let a re-run skip unchanged paths without hashing.
 - one table per frame that the audit keeps (`FRAME_TABLES`), the frame's declared columns
-  (`logscope.frames.SCHEMAS`) behind a `file_id`; plus `findings`.
+  (`logscope.schemas.SCHEMAS`) behind a `file_id`; plus `findings`.
 - the view `build_metrics`: one row per build with its time, primary memory figures and counts.
 
 Every file's rows are written in the same transaction as its `files` row, so the database never holds
@@ -25,6 +25,7 @@ DuckDB never installs or loads an extension on its own here (no network access, 
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import os
 import stat
@@ -33,13 +34,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
-from logscope.analysis.diff import MEMORY_FIELDS, REUSE_FIELDS
 from logscope.errors import InputError
-from logscope.figures import FIGURES
-from logscope.frames import BOOL, FLT, INT, OBJ, SCHEMAS, STR
+from logscope.figures import FIGURES, MEMORY_FIELDS, REUSE_FIELDS
 from logscope.io import display_path
+from logscope.schemas import BOOL, FLT, INT, OBJ, SCHEMAS, STR
 
 # 1: the first store (schema version in `meta` only). 2: `logscope_store` marker; `path_bytes` holds a
 # path's exact bytes (names need not be UTF-8) and keys `paths`; `path` is its printable form.
@@ -148,6 +149,73 @@ def arrow_schema(columns: Mapping[str, str]) -> pa.Schema:
 def _arrow_schema(columns: tuple[tuple[str, str], ...]) -> pa.Schema:
     # Built once per column list (schemas are immutable): a file's tables asked for eight of them.
     return pa.schema([(name, _ARROW_TYPES[sql]) for name, sql in columns])
+
+
+def rows_table(rows: Sequence[Mapping[str, Any]], columns: Mapping[str, str]) -> pa.Table:
+    """`pa.Table.from_pylist(rows, schema=arrow_schema(columns))` for the rows this store writes itself
+    (`files`, `paths`: Python ints, floats, str, bytes, naive datetimes, None), built from buffers.
+
+    pyarrow's conversion of Python objects imports pandas the first time it runs (to test for pandas'
+    array types): 0.25 s of CPU that a worker pool's auditing process, which imports no pandas, would
+    pay at its first commit while its workers run. A value of any other type, or out of range, takes
+    the converter."""
+    try:
+        arrays = [_buffer_array([row.get(name) for row in rows], sql) for name, sql in columns.items()]
+    except _NotPlain:
+        return pa.Table.from_pylist(list(rows), schema=arrow_schema(columns))
+    return pa.Table.from_arrays(arrays, schema=arrow_schema(columns))
+
+
+class _NotPlain(Exception):
+    """A value `_buffer_array` leaves to pyarrow's converter."""
+
+
+_EPOCH = dt.datetime(1970, 1, 1)
+_MICROSECOND = dt.timedelta(microseconds=1)
+_NUMBERS = {"BIGINT": (np.int64, (int,)), "INTEGER": (np.int32, (int,)), "DOUBLE": (np.float64, (int, float))}
+
+
+def _buffer_array(values: list[Any], sql: str) -> pa.Array:
+    n = len(values)
+    valid = [v is not None for v in values]
+    nulls = n - sum(valid)
+    bitmap = pa.py_buffer(np.packbits(np.array(valid, dtype=bool), bitorder="little")) if nulls else None
+    kind = _ARROW_TYPES[sql]
+    present = [v for v in values if v is not None]
+    if sql in _NUMBERS:
+        dtype, types = _NUMBERS[sql]
+        if any(type(v) not in types for v in present):
+            raise _NotPlain
+        try:
+            data = np.array([0 if v is None else v for v in values], dtype=dtype)
+        except OverflowError:
+            raise _NotPlain from None
+        return pa.Array.from_buffers(kind, n, [bitmap, pa.py_buffer(data)], null_count=nulls)
+    if sql == "TIMESTAMP":
+        if any(type(v) is not dt.datetime or v.tzinfo is not None for v in present):
+            raise _NotPlain
+        ticks = np.array([0 if v is None else (v - _EPOCH) // _MICROSECOND for v in values], dtype=np.int64)
+        return pa.Array.from_buffers(kind, n, [bitmap, pa.py_buffer(ticks)], null_count=nulls)
+    if sql in ("VARCHAR", "BLOB"):
+        plain = str if sql == "VARCHAR" else bytes
+        if any(type(v) is not plain for v in present):
+            raise _NotPlain
+        try:
+            encoded = [b"" if v is None else v.encode() if sql == "VARCHAR" else v for v in values]
+        except UnicodeEncodeError:  # a lone surrogate: the converter's error
+            raise _NotPlain from None
+        offsets = np.zeros(n + 1, dtype=np.int64 if sql == "VARCHAR" else np.int32)
+        np.cumsum([len(b) for b in encoded], out=offsets[1:])
+        buffers = [bitmap, pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded))]
+        return pa.Array.from_buffers(kind, n, buffers, null_count=nulls)
+    raise _NotPlain
+
+
+def _repeated_ids(ids: list[int], counts: list[int]) -> pa.Array:
+    """The `file_id` column of concatenated tables: ids[i] repeated counts[i] times (built from a numpy
+    buffer, for the reason `rows_table` gives)."""
+    column = np.repeat(np.array(ids, dtype=np.int64), counts)
+    return pa.Array.from_buffers(pa.int64(), len(column), [None, pa.py_buffer(column)])
 
 
 # The memory figures of logscope.figures that the memory frame holds, in the table's order.
@@ -501,21 +569,22 @@ class Store:
             if stale:
                 self._delete_files(stale)
             if files:
-                file_rows = pa.Table.from_pylist([f for f, _ in files], schema=arrow_schema(FILES_COLUMNS))
-                self._insert("files", FILES_COLUMNS, file_rows)
+                self._insert("files", FILES_COLUMNS, rows_table([f for f, _ in files], FILES_COLUMNS))
                 for name, columns in self.columns.items():
-                    parts = []
+                    ids, parts = [], []
                     for row, tables in files:
                         table = tables.get(name)
                         if table is None or table.num_rows == 0:
                             continue
-                        ids = pa.array([row["file_id"]] * table.num_rows, pa.int64())
-                        parts.append(table.add_column(0, "file_id", ids))
+                        ids.append(row["file_id"])
+                        parts.append(table)
                     if parts:
-                        self._insert(name, {"file_id": "BIGINT"} | columns, pa.concat_tables(parts))
+                        counts = [part.num_rows for part in parts]
+                        rows = pa.concat_tables(parts).add_column(0, "file_id", _repeated_ids(ids, counts))
+                        self._insert(name, {"file_id": "BIGINT"} | columns, rows)
             path_rows = list(paths)
             if path_rows:
-                _paths_batch = pa.Table.from_pylist(path_rows, schema=arrow_schema(PATHS_COLUMNS))
+                _paths_batch = rows_table(path_rows, PATHS_COLUMNS)
                 cols = ", ".join(PATHS_COLUMNS)
                 updates = ", ".join(f"{c} = excluded.{c}" for c in PATHS_COLUMNS if c != "path_bytes")
                 con.execute(  # (`_paths_batch` read by name, as `_insert` reads its table)

@@ -8,7 +8,6 @@ is not a log comes back `rejected`, a failure of logscope itself `error`, each w
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import json
 import os
 import re
@@ -16,7 +15,6 @@ import stat
 import time
 import traceback
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,14 +26,14 @@ from logscope.api import STDIN, parse_stream
 from logscope.collector import collector_paused
 from logscope.errors import LogscopeError
 from logscope.frames import column_array
-from logscope.io import DEFAULT_MAX_BYTES, LogStream, display_path, open_regular
+from logscope.io import DEFAULT_MAX_BYTES, LogStream, display_path
 from logscope.model import Frames, ParsedLog
 from logscope.rules import Config, Finding, analyze_log, resolve_config, worst_severity
 
 from .remote import ObjectReader, first_lines, is_url
 from .store import FRAME_TABLES, arrow_schema, logscope_version, table_columns
+from .tasks import FileResult, FileTask, hash_file
 
-_HASH_BLOCK = 1 << 20
 # Lines searched for the time the log was written: the first lines of the first block read.
 _TIME_LINES = 400
 # A date and time at the start of a line (after an optional `[`): TensorFlow's
@@ -51,77 +49,6 @@ _LABELLED_TIME = re.compile(
     r"(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:[.,](\d{1,6}))?",
     re.IGNORECASE,
 )
-
-
-@dataclass(frozen=True)
-class RuleOverrides:
-    """Command-line rule settings applied on top of each file's configuration."""
-
-    select: tuple[str, ...] | None = None
-    ignore: tuple[str, ...] | None = None
-    target: str | None = None
-    sram: str | None = None
-
-    def apply(self, config: Config) -> Config:
-        return config.with_overrides(
-            select=self.select, ignore=self.ignore, target=self.target, sram=self.sram
-        )
-
-
-@dataclass(frozen=True)
-class FileTask:
-    """What a worker needs: the path and what the planner saw (its content hash may be unknown)."""
-
-    path: str
-    sha256: str | None = None
-    config: Config | None = None  # None: the logscope.toml / [tool.logscope] found upward from the log
-    overrides: RuleOverrides = field(default_factory=RuleOverrides)
-
-
-@dataclass
-class FileResult:
-    """One file's audit: the `files` row (without `file_id`) and the rows of each stored table."""
-
-    path: str
-    sha256: str
-    status: str  # ok | rejected | error
-    error: str | None
-    row: dict[str, Any]
-    tables: dict[str, pa.Table]
-    size_bytes: int
-    mtime_ns: int
-    etag: str | None = None  # an object-store URL's ETag
-
-    @property
-    def row_counts(self) -> dict[str, int]:
-        return {name: table.num_rows for name, table in self.tables.items()}
-
-    def __getstate__(self) -> dict[str, Any]:
-        """Pickled (to the auditing process, from a pool or dask worker) with each table as one Arrow
-        IPC stream: pickling an arrow table reduces every column's buffers one by one, which cost the
-        single writer 1.3 ms per CI log to unpickle (and the worker 2.1 ms to pickle) against 0.6 and
-        0.5 ms for IPC. The tables come back with the same schema, metadata and values."""
-        state = dict(self.__dict__)
-        state["tables"] = {name: _ipc_bytes(table) for name, table in self.tables.items()}
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        tables = state.get("tables") or {}
-        state = dict(state, tables={name: _ipc_table(data) for name, data in tables.items()})
-        self.__dict__.update(state)
-
-
-def _ipc_bytes(table: pa.Table) -> pa.Buffer:
-    sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, table.schema) as writer:
-        writer.write_table(table)
-    return sink.getvalue()
-
-
-def _ipc_table(data: pa.Buffer | bytes | pa.Table) -> pa.Table:
-    if isinstance(data, pa.Table):  # pickled by a logscope that sent tables as they are
-        return data
-    return pa.ipc.open_stream(data).read_all()
 
 
 _CONFIGS: dict[str, Config] = {}
@@ -250,22 +177,6 @@ def _audit_log(
     row["parse_seconds"] = time.perf_counter() - t0
     row["status"], row["error"] = status, error
     return status, error, tables
-
-
-def hash_file(path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> str:
-    """SHA-256 of the file's bytes as stored (a .gz is hashed compressed): the audit's content key.
-
-    Only a regular file of at most `max_bytes` is read (`InputError` otherwise, before reading): a
-    FIFO, a device or a 3 GB sparse file found in an audited folder must not hang or stall the run.
-    At most `max_bytes` are read even if the file grows while it is hashed.
-    """
-    digest = hashlib.sha256()
-    left = max_bytes
-    with open_regular(path, max_bytes=max_bytes) as fh:
-        while left > 0 and (block := fh.read(min(_HASH_BLOCK, left))):
-            digest.update(block)
-            left -= len(block)
-    return digest.hexdigest()
 
 
 def _config_for(task: FileTask) -> Config:
