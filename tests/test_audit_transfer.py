@@ -301,6 +301,7 @@ def test_store_rows_built_from_buffers_equal_pyarrows_conversion(rows: list[dict
         ("size_bytes", True),
         ("size_bytes", 2**63),
         ("parse_seconds", np.float32(0.5)),
+        ("parse_seconds", 2**53 + 1),
         ("path", b"bytes where text goes"),
         ("path", "lone surrogate \udcff"),
         ("path_bytes", "text where bytes go"),

@@ -172,7 +172,8 @@ class _NotPlain(Exception):
 
 _EPOCH = dt.datetime(1970, 1, 1)
 _MICROSECOND = dt.timedelta(microseconds=1)
-_NUMBERS = {"BIGINT": (np.int64, (int,)), "INTEGER": (np.int32, (int,)), "DOUBLE": (np.float64, (int, float))}
+# (an int for a DOUBLE is the converter's: it refuses one a double cannot hold exactly)
+_NUMBERS = {"BIGINT": (np.int64, (int,)), "INTEGER": (np.int32, (int,)), "DOUBLE": (np.float64, (float,))}
 
 
 def _buffer_array(values: list[Any], sql: str) -> pa.Array:
