@@ -49,6 +49,8 @@ _TQDM_FRAME = re.compile(
     r"(?P<stage>[A-Z][A-Za-z]*(?: \d+)?) ?: +(?P<pct>\d+)%\|[^|]*\| *(?P<done>\d+)/(?P<total>\d+)"
     r"(?: \[[^\]]*?(?:, *(?P<rate>[\d.]+)(?P<unit>it/s|s/it))?\])?"
 )
+# Its groups, in the order `_progress` reads them (one `group` call).
+_TQDM_FIELDS = ("stage", "pct", "done", "total", "rate", "unit")
 
 # accuracy_analysis cells: `cos | euc` pairs, simulator entire / single, then runtime entire / single.
 _ACCURACY_PAIR = re.compile(r"(-?\d+(?:\.\d+)?) \| (-?\d+(?:\.\d+)?)")
@@ -183,24 +185,24 @@ class ToolkitLogger(CompilerOutput):
         frames = list(_TQDM_FRAME.finditer(line))
         if not frames:
             return
-        last = frames[-1]
-        rate = float(last["rate"]) if last["rate"] else None
-        if rate and last["unit"] == "s/it":
+        stage, percent, done, total, rate_text, unit = frames[-1].group(*_TQDM_FIELDS)
+        rate = float(rate_text) if rate_text else None
+        if rate and unit == "s/it":
             rate = 1.0 / rate if rate else None
-        build = self._current(number)
+        builds = self.builds
         row = {
-            "build_index": build.index,
-            "stage": last["stage"],
-            "percent": int(last["pct"]),
-            "done": int(last["done"]),
-            "total": int(last["total"]),
+            "build_index": (builds[-1] if builds else self._current(number)).index,
+            "stage": stage,
+            "percent": int(percent),
+            "done": int(done),
+            "total": int(total),
             "rate_per_s": rate,
             "line": number,
         }
         prev = self.last_progress
         if (
             prev is not None
-            and prev["stage"] == row["stage"]
+            and prev["stage"] == stage
             and prev["percent"] < 100
             and prev["line"] >= number - 1
         ):
