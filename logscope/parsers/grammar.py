@@ -267,6 +267,10 @@ class LineLexer:
         self.kinds = frozenset(plan.terminals) - {"_NL"}
         self._row_matchers: dict[tuple[str, str], RowMatcher] = {}
         self._known: dict[str, tuple[str, Fields]] = {}  # `classify`'s answers by line (`KNOWN_LINES`)
+        # `classify(line)` when that line's answer is remembered, else None, classifying nothing: a caller
+        # about to try a row matcher can tell from a remembered kind that the matcher cannot match. The
+        # memory's own `get` (no Python call per line); the dict is only ever cleared, never replaced.
+        self.remembered: Callable[[str], tuple[str, Fields] | None] = self._known.get
 
     def _compile(self, names: list[str]) -> _Context:
         firsts = self._plan.firsts

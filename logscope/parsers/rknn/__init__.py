@@ -23,7 +23,7 @@ import functools
 import operator
 import re
 from collections.abc import Callable, Iterable, Sequence
-from itertools import compress, repeat
+from itertools import compress
 from typing import Any
 
 from logscope.collector import collector_paused
@@ -62,13 +62,15 @@ _PLAIN_TEXT = re.compile(r"^[ \t]*[DIWE] (.*)$", re.MULTILINE)
 
 # Whether a match holds any group (`LineLexer.either_matcher`: a noise line's holds none).
 _LAST_GROUP = operator.attrgetter("lastindex")
-_IS_NOT = operator.is_not
 # Pass markers read as one run at most (a run goes on from where one stops).
 _MARK_RUN = 1024
 
 # Lines `feed` only counts, with no handler, when no cut perf row waits (`_FOREIGN`; table rules, and
 # optimiser steps outside a fusion section, of `_NOISE`): the parse loop counts these too.
 _COUNTED = _FOREIGN | {"TABLE_RULE", "OPT_STEP"}
+
+# The kinds of the lines the noise-or-marker matcher matches (`LineLexer.either_matcher`).
+_NOISE_OR_MARK = frozenset({"NATIVE_NOISE", "PASS_MARK"})
 
 # Every run line is of this shape (`runs.may_hold_run`).
 _PLAIN_START = re.compile(r"[ \t]{0,16}[DIWE] [A-Za-z0-9_][A-Za-z0-9_ ]*\Z")
@@ -154,6 +156,7 @@ def _parse_lines(source: LogSource, blocks: Iterable[tuple[list[str], list[int]]
         noise_pass.prefix_groups["ts"],
     )
     quiet = _QUIET_NOISE
+    remembered = lexer.remembered
     native_string = _required_string(lexer, "NATIVE_PREFIX")  # (`RKNN: `)
     tensor_row, tensor_rows = assembler._tensor_row, assembler._tensor_rows
     layer_row, layer_rows, feed = assembler._layer_row, assembler._layer_rows, assembler.feed
@@ -188,7 +191,7 @@ def _parse_lines(source: LogSource, blocks: Iterable[tuple[list[str], list[int]]
             read_tensors,
             read_layers,
         )
-        counted_, count_noise_ = _COUNTED, count_noise
+        counted_, count_noise_, remembered_ = _COUNTED, count_noise, remembered
         blank = noise = foreign = 0
         positions: Any = iter(range(len(lines)))  # a range iterator: `__setstate__` moves it on
         for i in positions:
@@ -202,12 +205,21 @@ def _parse_lines(source: LogSource, blocks: Iterable[tuple[list[str], list[int]]
                 continue
             table = a.table
             pass_tried = False
+            # The line's kind when `classify` already read it (a line an earlier build printed too): each
+            # matcher below matches only lines `classify` reads as its own kind, so a remembered kind
+            # other than that says it cannot match, and it is not tried; the line goes to `classify`,
+            # which answers from memory. (Fixture 09's builds: about 40 lines a build, rules, headers and
+            # totals in a table, compiler lines that are neither noise nor marker, each a failed match.)
+            known = remembered_(line)
+            kind = "" if known is None else known[0]
             if table == "feature" or table == "const":
                 matcher: Callable[[str], re.Match[str] | None] = fast_tensor_
-                m = matcher(line)
-                if m is None:  # (a name cell with blanks in it)
-                    matcher = match_tensor_
+                m = None
+                if known is None or kind == "TENSOR_ROW":
                     m = matcher(line)
+                    if m is None:  # (a name cell with blanks in it)
+                        matcher = match_tensor_
+                        m = matcher(line)
                 if m is not None:
                     # A run only once a build is open: opening one (the first row's) closes the table.
                     read = read_fast_tensors_ if matcher is fast_tensor_ else read_tensors_
@@ -224,7 +236,7 @@ def _parse_lines(source: LogSource, blocks: Iterable[tuple[list[str], list[int]]
                     positions.__setstate__(last)
                     continue
             elif table == "layer":
-                m = match_layer_(line)
+                m = match_layer_(line) if known is None or kind == "LAYER_ROW" else None
                 if m is not None:  # a prefixed row: never a perf row (those are bare)
                     rows = read_layers_(lines, i + 1) if read_layers_ is not None and a.builds else None
                     if rows is not None:
@@ -241,7 +253,11 @@ def _parse_lines(source: LogSource, blocks: Iterable[tuple[list[str], list[int]]
             elif a.wrapped_perf is None:
                 # (both come after the native prefix: a line without the string it requires is neither,
                 # and a substring test costs a third of the failed match)
-                m = match_noise_pass_(line) if native_ in line else None
+                m = (
+                    match_noise_pass_(line)
+                    if native_ in line and (known is None or kind in _NOISE_OR_MARK)
+                    else None
+                )
                 if m is not None and m.lastindex is not None and read_marks is not None:
                     # A marker: the markers after it read joined (`bulk.mark_reader`), as `run_from`
                     # would read them (a noise line ends the run; the loop reads it next).
@@ -263,15 +279,15 @@ def _parse_lines(source: LogSource, blocks: Iterable[tuple[list[str], list[int]]
                     a.open_message = None
                     marks = 0
                     # (a noise line's match holds no group: a run of noise alone is only counted)
-                    if any(map(_LAST_GROUP, run)):
+                    marked = list(map(_LAST_GROUP, run))
+                    if any(marked):
+                        run_numbers: Sequence[int] = numbers[i:last]
+                        if None in marked:  # noise lines among the markers: only counted, never read
+                            run = list(compress(run, marked))
+                            run_numbers = list(compress(run_numbers, marked))
                         columns: list[Sequence[Any]] = list(
                             zip(*[r.group(*noise_pass_groups_) for r in run], strict=True)
                         )
-                        run_numbers: Sequence[int] = numbers[i:last]
-                        if None in columns[0]:  # noise lines among the markers: only counted
-                            kept = list(map(_IS_NOT, columns[0], repeat(None)))
-                            columns = [list(compress(column, kept)) for column in columns]
-                            run_numbers = list(compress(run_numbers, kept))
                         marks = len(run_numbers)
                         pass_values_(columns[0], columns[1], columns[2], run_numbers)
                     elif len(run) == table_runs.MAX_RUN and count_noise_ is not None:
@@ -288,20 +304,21 @@ def _parse_lines(source: LogSource, blocks: Iterable[tuple[list[str], list[int]]
                     positions.__setstate__(last)
                     continue
                 pass_tried = True
-            elif match_noise_(line) is not None:  # (a cut perf row is open: a pass marker flushes it)
+            elif (known is None or kind == "NATIVE_NOISE") and match_noise_(line) is not None:
+                # (a cut perf row is open: a pass marker flushes it)
                 noise += 1
                 a.last_fed = number
                 a.open_message = None
                 continue
             if not pass_tried and a.wrapped_perf is None:  # (else `feed` flushes the cut perf row first)
-                m = match_pass_(line)
+                m = match_pass_(line) if known is None or kind == "PASS_MARK" else None
                 if m is not None:
                     a.last_fed = number
                     a.open_message = None
                     mark, name, ts = m.group(*pass_groups_)
                     pass_values_((mark,), (name,), (ts,), (number,))
                     continue
-            kind, fields = classify_(line)
+            kind, fields = classify_(line) if known is None else known
             if kind in quiet_:  # half of a verbose log: counted here, without a call
                 noise += 1
                 a.last_fed = number

@@ -52,7 +52,7 @@ import operator
 import re
 import re._constants as _sre_constants
 import re._parser as _sre_parser
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from itertools import islice, takewhile
 from typing import Any
 
@@ -87,6 +87,9 @@ def run_from(
 _LAZY_NAME = "(?P<TENSOR_ROW__name>\\S(?:[^\n]*?\\S)?)"
 _BAR_AHEAD = "(?=[^\n]*\\| *0x)"
 _TOKEN_NAME = r"(?P<TENSOR_ROW__name>\S\S+)"
+# The prefix's timestamp digits and the id cell, and the same with ASCII digits (`tensor_row_regex`).
+_TS_DIGITS, _TS_ASCII = r"\d\d:\d\d:\d\d\.\d+", "[0-9][0-9]:[0-9][0-9]:[0-9][0-9]\\.[0-9]+"
+_ID_DIGITS, _ID_ASCII = r"(?P<TENSOR_ROW__id>\d+)", "(?P<TENSOR_ROW__id>[0-9]+)"
 
 
 @functools.cache  # once per lexer (and process)
@@ -107,12 +110,71 @@ def tensor_row_regex(lexer: LineLexer) -> re.Pattern[str]:
       this regex does, and matches the rest from the same position in the same way. A one-character
       token is refused: the terminal would first try longer names spanning blanks
       (`a INT8 (1) | ...` read with the name `a INT8`), which `\S\S+` cannot do.
+    - **ASCII digits in the timestamp and the id** (`[0-9]` for `\d`, which takes any script's
+      digits; 6 % off the match). A path of this regex is one of the matcher's, so when this regex
+      matches, the matcher does, and the same way: its earlier choices were the same. The timestamp
+      is taken when `[` and ASCII digits up to `] ` follow the prefix, as `\d` would take it; when
+      `[` follows and they are not ASCII this regex skips the timestamp, then refuses the line (a
+      digit must follow the prefix). The id's digits are followed by a blank, so `\d+` takes no more.
+    Its optional groups are branches (`optional_groups_as_branches`: the same regex, cheaper).
     """
     pattern = lexer.row_pattern("NATIVE_PREFIX", "TENSOR_ROW")
     if pattern.count(_LAZY_NAME) != 1 or pattern.count(_BAR_AHEAD) != 1:
         matcher: re.Pattern[str] = lexer.row_matcher("NATIVE_PREFIX", "TENSOR_ROW").match.__self__  # type: ignore[attr-defined]
         return matcher
-    return lexer.stored_regex(pattern.replace(_BAR_AHEAD, "").replace(_LAZY_NAME, _TOKEN_NAME))
+    narrow = pattern.replace(_BAR_AHEAD, "").replace(_LAZY_NAME, _TOKEN_NAME)
+    if narrow.count(_TS_DIGITS) == 1 and narrow.count(_ID_DIGITS) == 1:
+        ascii = narrow.replace(_TS_DIGITS, _TS_ASCII).replace(_ID_DIGITS, _ID_ASCII)
+        if "\\d" not in ascii:
+            narrow = ascii
+    return lexer.stored_regex(optional_groups_as_branches(narrow))
+
+
+def _pieces(pattern: str) -> Iterator[tuple[int, str, bool]]:
+    """(position, character or escape such as `\\d`, inside a character class) of each piece of a
+    regex's text, in order (a `]` first in a class is one of its characters)."""
+    i, end, in_class = 0, len(pattern), False
+    while i < end:
+        piece = pattern[i : i + 2] if pattern[i] == "\\" else pattern[i]
+        if in_class:
+            yield i, piece, True
+            in_class = piece != "]"
+        elif piece == "[":
+            yield i, piece, False
+            i += 1
+            for first in ("^", "]"):
+                if pattern.startswith(first, i):
+                    yield i, first, True
+                    i += 1
+            in_class = True
+            continue
+        else:
+            yield i, piece, False
+        i += len(piece)
+
+
+def optional_groups_as_branches(pattern: str) -> str:
+    r"""`pattern` with each greedy optional non-capturing group `(?:X)?` written `(?:X|)`: the same
+    regex, read the same way (X tried first, then nothing; a group inside X set only when X matched),
+    and cheaper in `re`, which allocates a repeat's state for each `?` group it enters, where a branch
+    only remembers where it started (8 % off a tensor row's match: its timestamp, DataFormat,
+    NativeShape and SRAM cells are such groups). Lazy (`??`) and possessive (`?+`) groups are left."""
+    out = list(pattern)
+    starts: list[int] = []
+    for i, piece, in_class in _pieces(pattern):
+        if in_class or len(piece) > 1:
+            continue
+        if piece == "(":
+            starts.append(i)
+        elif piece == ")":
+            start = starts.pop()
+            if (
+                pattern.startswith("(?:", start)
+                and pattern.startswith("?", i + 1)
+                and not pattern.startswith(("??", "?+"), i + 1)
+            ):
+                out[i], out[i + 1] = "|", ")"
+    return "".join(out)
 
 
 # The layer-row terminal's shape cells (`_SHAPES`), as the grammar spells them, each followed by what
@@ -208,9 +270,11 @@ def joined_rows(
 
     def read(lines: list[str], start: int) -> list[tuple[str | None, ...]] | None:
         chunk = lines[start : start + JOINED_RUN]
-        if not chunk:
+        size = len(chunk)
+        if not size:
             return []
-        text = "\n".join(chunk) + "\n"
+        chunk.append("")  # (the text's last newline, joined in: no second copy of the text)
+        text = "\n".join(chunk)
         if free is findall:
             rows: list[tuple[str | None, ...]] = findall(text)
         else:
@@ -223,15 +287,18 @@ def joined_rows(
             rows.pop()
         if not rows:
             return rows
-        # The rows are the text's first lines; they are `chunk`'s when none of those holds a newline, that
-        # is when the text up to the end of `chunk[len(rows) - 1]` holds `len(rows)` of them. Counted over
-        # the rows' text only: over the whole chunk it cost more than a short run's rows (13 us for the
-        # 64 lines after a native message, a table among them).
-        lengths = list(map(len, chunk[: len(rows)]))
-        if len(lengths) != len(rows) or text.count("\n", 0, sum(lengths) + len(rows)) != len(rows):
+        # The rows are the text's first lines; they are `chunk`'s first lines when none of those holds a
+        # newline (more rows than lines: one does). Looked for in those lines joined with nothing, which
+        # `in` searches with memchr: counting the newlines of the rows' text (the same answer) walked it
+        # character by character, 9 us for a 58-row table, more than the rest of the read but the regex.
+        count = len(rows)
+        if count > size:
             return None
-        if max(lengths) > MAX_BLANK_RUN:
-            del rows[next(j for j, size in enumerate(lengths) if size > MAX_BLANK_RUN) :]
+        read_lines = chunk[:count]
+        if "\n" in "".join(read_lines):
+            return None
+        if max(map(len, read_lines)) > MAX_BLANK_RUN:
+            del rows[next(j for j, line in enumerate(read_lines) if len(line) > MAX_BLANK_RUN) :]
         return rows
 
     return read
@@ -300,11 +367,13 @@ def joined_count(pattern: str, compile: Callable[[str], re.Pattern[str]] = re.co
 
 def _joined_pattern(pattern: str, fields: tuple[str, ...]) -> tuple[str, Any] | None:
     """`pattern` rewritten for lines joined with `\n` (`joined_rows`): the groups not in `fields` made
-    non-capturing, the line's end a look-ahead for `\n`; with its parsed form. None when `line_bound`
+    non-capturing, the line's end a look-ahead for `\n`, optional groups branches
+    (`optional_groups_as_branches`: the same regex); with its parsed form. None when `line_bound`
     cannot show it exact."""
     wanted = set(fields)
     kept = _NAMED_GROUP.sub(lambda m: m.group(0) if m.group(1) in wanted else "(?:", pattern)
-    rewritten = _LINE_END.sub(lambda m: f"{m.group(1)}(?=\n)", kept.replace(_NL_OR_END, "(?=\n)"))
+    ended = _LINE_END.sub(lambda m: f"{m.group(1)}(?=\n)", kept.replace(_NL_OR_END, "(?=\n)"))
+    rewritten = optional_groups_as_branches(ended)
     try:
         parsed = _sre_parser.parse(rewritten)
     except re.error:
