@@ -437,6 +437,9 @@ def _batch_bounds(grouped: _Grouped) -> dict[int, _BatchedBound]:
     any other build, is left out (the loop computes it); tests/test_pool.py compares the two on
     fixtures and random tables."""
     arrays, sizes_list = grouped.arrays, np.diff(np.asarray(grouped.bounds))
+    own_tensors = np.asarray(grouped.tensor_counts) == sizes_list
+    if not own_tensors.any():  # (a log that lists tensors once per consumer: no array is read)
+        return {}
     heads = np.asarray(grouped.bounds[:-1], dtype=np.int64)
     at = grouped.positions[grouped.order]
     op, known = arrays.op_id.values[at], arrays.op_id.known[at]
@@ -451,7 +454,7 @@ def _batch_bounds(grouped: _Grouped) -> dict[int, _BatchedBound]:
     steps = np.maximum.reduceat(op, heads) - np.minimum.reduceat(op, heads) + 2
     fast = np.flatnonzero(
         np.logical_and.reduceat(plain, heads)
-        & (np.asarray(grouped.tensor_counts) == sizes_list)
+        & own_tensors
         & (steps <= _STEPS_PER_ROW * sizes_list + _STEPS_SLACK)
     )
     if not len(fast):
