@@ -6,6 +6,7 @@ import functools
 import json
 import textwrap
 from collections.abc import Iterator
+from operator import attrgetter
 from typing import Any, cast
 
 import pandas as pd
@@ -91,7 +92,7 @@ def _written_findings(findings: list[Any], depth: int, indent: int = 2) -> list[
         elif key == "evidence":
             values = [f.evidence if type(f.evidence) is dict else dict(f.evidence) for f in findings]
         else:
-            values = [getattr(f, key) for f in findings]
+            values = list(map(attrgetter(key), findings))
         columns.append(written_column(values, depth + 1, indent))
     if any(column is None for column in columns):
         return [f.to_dict() for f in findings]
