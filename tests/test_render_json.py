@@ -267,3 +267,16 @@ def test_plain_lists_of_whole_columns_are_the_cells_plain_values() -> None:
         got = _plain_list(column)
         expected = [plain_value(v) for v in column.tolist()]
         assert got == expected and list(map(type, got)) == list(map(type, expected)), column.dtype
+
+
+def test_written_builds_and_findings_come_in_pieces_of_whole_items(tmp_path: Path) -> None:
+    """The builds and findings written column by column still stream in pieces of some of them."""
+    nine = (FIXTURES / "rknn/09-build-verbose-mobilenetv1-rv1106-tk2-1.5.2-simulator.log").read_text("utf-8")
+    path = tmp_path / "forty.log"
+    path.write_text(nine * 40, encoding="utf-8")
+    log = logscope.analyze(path)
+    pieces = list(iter_json([log]))
+    text = "".join(pieces)
+    assert text == json.dumps(log.summary(), indent=2, ensure_ascii=False)
+    assert len(pieces) > 10 and max(map(len, pieces)) < 64_000  # tens of kilobytes, not the whole
+    assert all(piece.endswith("}") for piece in pieces[:-1])  # each ends with a build or a finding

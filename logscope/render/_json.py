@@ -46,6 +46,9 @@ def dumps_indented(value: Any, indent: int = 2) -> str:
 # and findings are the items at depth 2, each written whole.
 _PIECE_PARTS = 2048
 _PIECE_DEPTH = 2
+# A `Written` item is one part of a thousand characters or more: a piece ends after this many parts
+# when the last item was one (some sixteen builds or findings, tens of kilobytes).
+_WRITTEN_PARTS = 32
 
 
 def iter_indented(value: Any, indent: int = 2) -> Iterator[str]:
@@ -82,7 +85,7 @@ def _pieces(value: Any, depth: int, indent: int, parts: list[str]) -> Iterator[s
         del parts[mark:]
         text = json.dumps(value, indent=indent, ensure_ascii=False, default=_made)
         parts.append(text.replace("\n", "\n" + " " * (indent * depth)))
-    if len(parts) >= _PIECE_PARTS:
+    if len(parts) >= _PIECE_PARTS or (kind is Written and len(parts) >= _WRITTEN_PARTS):
         yield "".join(parts)
         parts.clear()
 
