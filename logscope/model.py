@@ -10,6 +10,7 @@ from typing import Any, NamedTuple, cast
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from logscope.figures import DERIVED_KEYS as _FIGURE_DERIVED_KEYS
 from logscope.figures import MEMORY_FIGURES
@@ -310,38 +311,17 @@ class ParsedLog:
 
     def summary(self) -> dict[str, Any]:
         """The stable JSON contract (`schema_version` 1): keys are never renamed, unknown is null."""
-        builds = self.frames["builds"]
-        counts = _counts_by_build(self.frames)
-        checks: dict[Any, list[dict[str, Any]]] = {}
-        for check in self.frames["figure_checks"].to_dict("records"):
-            checks.setdefault(check["build_index"], []).append(
-                {k: _plain(check[k]) for k in ("figure", "invariant", "reason", "line")}
-            )
-        out_builds = []
-        by_build = {name: _by_build(self.frames[name]) for name in ("perf", "perf_totals", "perf_ranking")}
-        memory = _MemoryRows(self.frames["memory"])
-        # The build rows as plain values, column by column: one pass per column instead of a named
-        # tuple and a conversion per cell per build.
-        keys = [builds[c].tolist() for c in ("build_index", "start_line", "end_line")]
-        shown = [_plain_list(builds[c]) for c in _BUILD_COLUMNS]
-        n_head = len(_BUILD_HEAD)
-        for idx, start, end, *values in zip(*keys, *shown, strict=True):
-            own = memory.positions(idx)
-            out_builds.append(
-                {
-                    "index": _plain(idx),
-                    **dict(zip(_BUILD_HEAD, values[:n_head], strict=True)),
-                    "lines": [_plain(start), _plain(end)],
-                    "memory": memory.figures(own),
-                    "memory_lines": memory.lines(own),
-                    "derived": memory.derived(own),
-                    "checks": checks.get(idx, []),
-                    "memory_sources": memory.sources(own),
-                    "versions": dict(zip(VERSION_KEYS, values[n_head:], strict=True)),
-                    "perf": _perf_summary(self.frames, idx, by_build),
-                    "counts": counts.get(idx, _zero_counts()),
-                }
-            )
+        return self.summary_with_builds(BuildFields.dicts)
+
+    def summary_with_builds(
+        self,
+        make_builds: Callable[[BuildFields], list[Any]],
+        make_findings: Callable[[list[Any]], list[Any]] | None = None,
+    ) -> dict[str, Any]:
+        """`summary()` with its `builds` made by `make_builds` from their fields (and its `findings` by
+        `make_findings` from the findings, when given): `summary()` makes the dicts
+        (`BuildFields.dicts`, `Finding.to_dict`), the JSON renderer their text, from the same fields."""
+        out_builds = make_builds(self.build_fields())
         out = {
             "schema_version": SCHEMA_VERSION,
             "source": self.source,
@@ -349,11 +329,87 @@ class ParsedLog:
             "unparsed_lines": self.unparsed_lines,
             "line_counts": dict(self.line_counts),
             "builds": out_builds,
-            "findings": [f.to_dict() if hasattr(f, "to_dict") else f for f in self.findings],
+            "findings": [f.to_dict() if hasattr(f, "to_dict") else f for f in self.findings]
+            if make_findings is None
+            else make_findings(self.findings),
         }
         if self.kind.startswith("mcu"):  # MCU logs add their runs; RKNN keys stay as they are
             out |= _mcu_summary(self.frames)
         return out
+
+    def build_fields(self) -> BuildFields:
+        """The fields of `summary()`'s builds, each a list over the builds (frame order)."""
+        builds = self.frames["builds"]
+        counts = _counts_by_build(self.frames)
+        checks: dict[Any, list[dict[str, Any]]] = {}
+        figure_checks = self.frames["figure_checks"]
+        if len(figure_checks):  # (columns read whole: a log with hundreds of builds has a check in each)
+            cells = [_plain_list(figure_checks[k]) for k in _CHECK_KEYS]
+            for key, *values in zip(figure_checks["build_index"].tolist(), *cells, strict=True):
+                checks.setdefault(key, []).append(dict(zip(_CHECK_KEYS, values, strict=True)))
+        by_build = {name: _by_build(self.frames[name]) for name in ("perf", "perf_totals", "perf_ranking")}
+        memory = _MemoryRows(self.frames["memory"])
+        # The build rows as plain values, column by column: one pass per column instead of a named
+        # tuple and a conversion per cell per build.
+        indexes, starts, ends = (builds[c].tolist() for c in ("build_index", "start_line", "end_line"))
+        shown = [_plain_list(builds[c]) for c in _BUILD_COLUMNS]
+        n_head = len(_BUILD_HEAD)
+        owns = [memory.positions(idx) for idx in indexes]
+        firsts = [own[0] if own else -1 for own in owns]
+        zero = _zero_counts()
+        per_build = [counts.get(idx, zero) for idx in indexes]
+        return BuildFields(
+            indexes=[_plain(idx) for idx in indexes],
+            head=shown[:n_head],
+            lines=[[_plain(v) for v in starts], [_plain(v) for v in ends]],
+            memory=[memory.first_cells(k, firsts) for k in _FIGURE_KEYS],
+            memory_lines=[memory.first_cells(c, firsts) for _, c in _MEMORY_LINES],
+            derived=[memory.first_cells(k, firsts) for k in DERIVED_KEYS],
+            checks=[checks.get(idx, []) for idx in indexes],
+            memory_sources=[memory.sources(own) for own in owns],
+            versions=shown[n_head:],
+            perf=[_perf_summary(self.frames, idx, by_build) for idx in indexes],
+            counts=[[c[k] for c in per_build] for k in zero],
+        )
+
+
+class BuildFields(NamedTuple):
+    """`ParsedLog.summary()`'s builds field by field: each list (or list of lists: one per key of the
+    object) holds a value per build, frame order. Scalars are plain values; `checks`,
+    `memory_sources` and `perf` are each build's list or object as `summary()` shows it."""
+
+    indexes: list[Any]
+    head: list[list[Any]]  # BUILD_HEAD
+    lines: list[list[Any]]  # start, end
+    memory: list[list[Any]]  # MEMORY_OBJECT_KEYS
+    memory_lines: list[list[Any]]  # MEMORY_LINE_KEYS
+    derived: list[list[Any]]  # DERIVED_KEYS
+    checks: list[list[dict[str, Any]]]
+    memory_sources: list[list[dict[str, Any]]]
+    versions: list[list[Any]]  # VERSION_KEYS
+    perf: list[dict[str, Any] | None]
+    counts: list[list[int]]  # COUNT_KEYS
+
+    def build(self, b: int) -> dict[str, Any]:
+        """Build `b` as `summary()` shows it."""
+        return {
+            "index": self.indexes[b],
+            **{k: column[b] for k, column in zip(BUILD_HEAD, self.head, strict=True)},
+            "lines": [self.lines[0][b], self.lines[1][b]],
+            "memory": {k: column[b] for k, column in zip(MEMORY_OBJECT_KEYS, self.memory, strict=True)},
+            "memory_lines": {
+                k: column[b] for k, column in zip(MEMORY_LINE_KEYS, self.memory_lines, strict=True)
+            },
+            "derived": {k: column[b] for k, column in zip(DERIVED_KEYS, self.derived, strict=True)},
+            "checks": self.checks[b],
+            "memory_sources": self.memory_sources[b],
+            "versions": {k: column[b] for k, column in zip(VERSION_KEYS, self.versions, strict=True)},
+            "perf": self.perf[b],
+            "counts": {k: column[b] for k, column in zip(COUNT_KEYS, self.counts, strict=True)},
+        }
+
+    def dicts(self) -> list[dict[str, Any]]:
+        return [self.build(b) for b in range(len(self.indexes))]
 
 
 def _shape(text: Any) -> tuple[int, ...] | None:
@@ -412,6 +468,9 @@ def _zero_counts() -> dict[str, int]:
     }
 
 
+COUNT_KEYS = tuple(_zero_counts())
+
+
 # The build columns `summary()` shows as they are: the head of a build's object, then its versions.
 _BUILD_HEAD = (
     "kind",
@@ -429,11 +488,29 @@ _MEMORY_LINES = (
     ("reuse_rate", "reuse_line"),
 )
 _FIGURE_KEYS = (*MEMORY_KEYS, "source")
+_CHECK_KEYS = ("figure", "invariant", "reason", "line")
+# The keys of a build's objects in `summary()`, in order (`BuildFields`).
+BUILD_HEAD = _BUILD_HEAD
+MEMORY_OBJECT_KEYS = _FIGURE_KEYS
+MEMORY_LINE_KEYS = tuple(k for k, _ in _MEMORY_LINES)
 _SOURCE_KEYS = ("source", *MEMORY_KEYS, *EVAL_MEMORY_KEYS)
 
 
 def _plain_list(column: pd.Series) -> list[Any]:
-    """A column's cells as plain values (`plain_value` of each, as they come out of `tolist`)."""
+    """A column's cells as plain values (`plain_value` of each, as they come out of `tolist`).
+
+    Integer, boolean and Arrow text columns are converted whole (what `plain_value` gives each cell:
+    the Python value, None where missing), floats too with NaN as None: a `plain_value` call per cell
+    was most of the summary's cost of a log with hundreds of builds (60 columns of its builds and
+    memory rows). Any other column goes cell by cell."""
+    array = column.array
+    if isinstance(array, pd.arrays.IntegerArray | pd.arrays.BooleanArray):
+        return cast(list[Any], cast(Any, array).to_numpy(dtype=object, na_value=None).tolist())
+    if isinstance(array, pd.arrays.FloatingArray):
+        cells = cast(Any, array).to_numpy(dtype=object, na_value=None).tolist()
+        return [None if cell is None or cell != cell else cell for cell in cells]
+    if isinstance(array.dtype, pd.StringDtype) and array.dtype.storage == "pyarrow":
+        return cast(list[Any], pa.array(array).to_pylist())
     return [_plain(v) for v in column.tolist()]
 
 
@@ -446,6 +523,7 @@ class _MemoryRows:
         shown = dict.fromkeys((*_SOURCE_KEYS, *DERIVED_KEYS, *(c for _, c in _MEMORY_LINES)))
         present = [k for k in shown if k in memory.columns]
         columns = [_plain_list(memory[k]) for k in present]
+        self._columns = dict(zip(present, columns, strict=True))
         self._rows = [dict(zip(present, cells, strict=True)) for cells in zip(*columns, strict=True)]
         self._positions: dict[Any, list[int]] = {}
         keys = memory["build_index"].tolist() if "build_index" in memory.columns else []
@@ -459,23 +537,12 @@ class _MemoryRows:
             return []
         return self._positions.get(build_index, [])
 
-    def figures(self, own: list[int]) -> dict[str, Any]:
-        if not own:
-            return dict.fromkeys(_FIGURE_KEYS)
-        row = self._rows[own[0]]
-        return {k: row[k] for k in _FIGURE_KEYS}
-
-    def lines(self, own: list[int]) -> dict[str, Any]:
-        if not own:
-            return dict.fromkeys(k for k, _ in _MEMORY_LINES)
-        row = self._rows[own[0]]
-        return {k: row[c] for k, c in _MEMORY_LINES}
-
-    def derived(self, own: list[int]) -> dict[str, Any]:
-        if not own:
-            return dict.fromkeys(DERIVED_KEYS)
-        row = self._rows[own[0]]
-        return {k: row[k] for k in DERIVED_KEYS}
+    def first_cells(self, column: str, firsts: list[int]) -> list[Any]:
+        """Column `column`'s cell of each build's first row (`firsts`: a position, -1 for none: None)."""
+        if all(p < 0 for p in firsts):
+            return [None] * len(firsts)
+        cells = self._columns[column]
+        return [cells[p] if p >= 0 else None for p in firsts]
 
     def sources(self, own: list[int]) -> list[dict[str, Any]]:
         """Every memory row of a build (one per source of figures)."""

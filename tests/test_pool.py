@@ -723,3 +723,175 @@ def test_feature_rows_kept_with_the_extents_are_the_table_compared_afresh():
         kept = pool._EXTENTS["last"][2]
         assert np.array_equal(pool.feature_rows(tensors), expected), case
         assert kept is None or pool.feature_rows(tensors) is kept.arrays.feature, case
+
+
+# ------------------------------------------------------------------ the plain builds' bounds at once
+
+
+def _pool_figures(pool: FeaturePool) -> tuple:
+    """Every figure of a pool and what its readers take (frames, lists, arrays), as plain values."""
+    positions, lines = pool.resident_arrays()
+    return (
+        pool.build_index,
+        pool.start_offset,
+        pool.span_bytes,
+        pool.sum_bytes,
+        pool.internal_bytes,
+        pool.internal_line,
+        pool.matches_total,
+        pool.lower_bound_bytes,
+        pool.lower_bound_step,
+        pool.lower_bound_tensors,
+        pool.lower_bound_lines,
+        pool.lower_bound_ops,
+        pool.row_count,
+        pool.first_line,
+        pool.last_line,
+        pool.outside_lines,
+        pool.row_positions,
+        positions.tolist(),
+        lines.tolist(),
+        tuple(pool.resident_rows()),
+        pool.resident_name_codes().tolist(),
+        pool.occupied_peak_bytes,
+        pool.occupied_peak_step,
+        pool.steps.to_dict("list"),
+        pool.rows.to_dict("list"),
+        pool.tensors.astype(str).to_dict("list"),
+    )
+
+
+def _pools_both_ways(frames, monkeypatch) -> tuple[dict, dict, int]:
+    """(figures per build with every build batched where it can be, the same by the loop alone, how
+    many pools the batch made)."""
+    from logscope.analysis import pool as pool_module
+
+    figures = []
+    batched = 0
+    for threshold in (1, 10**9):
+        monkeypatch.setattr(pool_module, "BATCH_GROUPS", threshold)
+        pool_module._CACHE.clear()
+        pools = feature_pools(frames)
+        if threshold == 1:
+            batched = sum(p._group is not None for p in pools.values())
+        figures.append({b: _pool_figures(p) for b, p in pools.items()})
+    pool_module._CACHE.clear()
+    return figures[0], figures[1], batched
+
+
+def test_batched_bounds_are_the_loops_on_fixtures_and_generated_logs(generated, monkeypatch):
+    batched = 0
+    for frames in [logscope.parse(p).frames for p in fixture_logs()] + [generated.frames]:
+        at_once, by_loop, made = _pools_both_ways(frames, monkeypatch)
+        assert list(at_once) == list(by_loop)
+        assert at_once == by_loop
+        batched += made
+    assert batched >= 2  # [09] and [01] are plain builds; the generated log lists tensors again
+
+
+def test_batched_bounds_are_the_loops_on_many_builds_of_a_fixture(tmp_path, monkeypatch):
+    """Several builds in one file, as a log that converts a model again and again has them."""
+    text = (RKNN / "09-build-verbose-mobilenetv1-rv1106-tk2-1.5.2-simulator.log").read_text(encoding="utf-8")
+    path = tmp_path / "three.log"
+    path.write_text(text * 3, encoding="utf-8")
+    at_once, by_loop, made = _pools_both_ways(logscope.parse(path).frames, monkeypatch)
+    assert at_once == by_loop and sorted(at_once) == [0, 1, 2]
+    assert made == 3
+
+
+def _plain_builds(rng, builds: int) -> pd.DataFrame:
+    """Feature tables of several builds, most plain (a chain of tensors, each consumed once, lines
+    rising), some bent the ways that keep a build out of the batch or make its busiest step's live
+    tensors overlap, share a name or have none: End below Start, a missing or huge ID, a row repeated
+    for a second consumer, lines out of order, a row without a build, a Size near the int64 limit."""
+    records = []
+    line = 1
+    for build in range(builds):
+        bend = rng.choice(
+            ["none"] * 6
+            + [
+                "overlap",
+                "same-name",
+                "no-name",
+                "end<start",
+                "no-id",
+                "huge-id",
+                "again",
+                "lines",
+                "null-build",
+                "tie",
+                "huge-size",
+            ]
+        )
+        offset = 0
+        for op in range(1, rng.randint(1, 12) + 1):
+            size = rng.choice([16, 32, 64, 128]) if bend != "tie" else 64
+            start = offset
+            if bend == "overlap" and rng.random() < 0.3:
+                start = max(0, offset - 8)
+            end = start + size
+            if bend == "end<start" and rng.random() < 0.2:
+                end = start - 8
+            if bend == "huge-size" and rng.random() < 0.2:  # a spliced line: sums could pass int64
+                end = start + 2**62
+            name = f"t{op}"
+            if bend == "same-name" and rng.random() < 0.4:
+                name = "t1"
+            if bend == "no-name" and rng.random() < 0.4:
+                name = ""
+            op_id = op
+            if bend == "no-id" and rng.random() < 0.2:
+                op_id = None
+            if bend == "huge-id" and rng.random() < 0.2:
+                op_id = 5_000_000
+            records.append(
+                {
+                    "build_index": None if bend == "null-build" and rng.random() < 0.3 else build,
+                    "table": "feature",
+                    "op_id": op_id,
+                    "user_op": "Conv",
+                    "name": name,
+                    "dtype": "INT8",
+                    "start_offset": start,
+                    "end_offset": end,
+                    "size_bytes": end - start,
+                    "line": line if bend != "lines" else line + rng.choice([0, -3, 5]),
+                }
+            )
+            if bend == "again" and rng.random() < 0.3:
+                again = dict(records[-1], op_id=op + 1, line=line + 1)
+                records.append(again)
+                line += 1
+            line += 1
+            offset = end if rng.random() < 0.7 else 0  # a chain, or back to the pool start (ping-pong)
+        line += 5
+    return build_frame("tensors", records)
+
+
+def test_batched_bounds_are_the_loops_on_random_builds(monkeypatch):
+    import random
+
+    rng = random.Random(707)
+    batched = left = 0
+    for case in range(150):
+        builds = rng.randint(1, 12)
+        frames = {"tensors": _plain_builds(rng, builds)}
+        if rng.random() < 0.3:
+            frames["memory"] = build_frame(
+                "memory",
+                [
+                    {
+                        "build_index": b,
+                        "source": "build-log",
+                        "internal_bytes": rng.choice([40, 5000]),
+                        "internal_line": 2,
+                    }
+                    for b in range(builds)
+                ],
+            )
+        at_once, by_loop, made = _pools_both_ways(frames, monkeypatch)
+        assert list(at_once) == list(by_loop), case
+        assert at_once == by_loop, case
+        batched += made
+        left += len(at_once) - made
+    assert batched > 300 and left > 100  # both ways taken, many times

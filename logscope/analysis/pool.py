@@ -75,8 +75,8 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import compress
-from operator import not_
+from itertools import compress, groupby
+from operator import itemgetter, not_
 from typing import Any, NamedTuple, cast
 
 import numpy as np
@@ -105,13 +105,14 @@ class FeaturePool:
 
     __slots__ = (
         "_frames",
+        "_group",
         "_in_order",
-        "_lists",
+        "_made",
+        "_made_timeline",
         "_outside",
-        "_resident",
+        "_positions",
         "_source",
         "_steps",
-        "_timed",
         "build_index",
         "first_line",
         "internal_bytes",
@@ -186,19 +187,84 @@ class FeaturePool:
         self.first_line, self.last_line = (lines[0], lines[-1]) if in_order else (min(lines), max(lines))
         self.outside_lines = tuple(rows.line[i] for i in outside)
         self._source = source
-        self._resident = rows.position if in_order else list(map(rows.position.__getitem__, resident))
+        self._positions: list[int] | None = (
+            rows.position if in_order else list(map(rows.position.__getitem__, resident))
+        )
         self._outside = [rows.position[i] for i in outside]
-        self._lists = (rows, resident)
+        self._group: tuple[_Grouped, int] | None = None
+        self._made: tuple[_Rows, list[int]] | None = (rows, resident)
         self._in_order = in_order
-        self._timed = timeline
+        self._made_timeline: _Timeline | None = timeline
         self._steps: dict[str, list[int]] | None = None
         self._frames: dict[str, pd.DataFrame] = {}
+
+    @classmethod
+    def _batched(
+        cls,
+        build_index: int | None,
+        grouped: _Grouped,
+        group: int,
+        extent: _Extent,
+        internal: int | None,
+        internal_line: int | None,
+        found: _BatchedBound,
+    ) -> FeaturePool:
+        """The pool of a build whose bound `_batch_bounds` found with every other build's: each of its
+        rows resident, in line order, its own tensor and timed. Its rows' lists and its timeline are
+        made only when a frame, the sweep or a reader of the rows asks for them (`_lists`)."""
+        pool = cls.__new__(cls)
+        pool.build_index = build_index
+        pool.start_offset = extent.start_offset
+        pool.span_bytes = extent.span_bytes
+        pool.sum_bytes = extent.sum_bytes
+        pool.internal_bytes = internal
+        pool.internal_line = internal_line
+        pool.matches_total = None if internal is None else extent.span_bytes == internal
+        (
+            pool.lower_bound_bytes,
+            pool.lower_bound_step,
+            pool.lower_bound_tensors,
+            pool.lower_bound_lines,
+            pool.lower_bound_ops,
+        ) = found.bound
+        pool.row_count = found.row_count
+        pool.first_line, pool.last_line = found.first_line, found.last_line
+        pool.outside_lines = ()
+        pool._source = grouped._source
+        pool._positions = None
+        pool._outside = []
+        pool._group = (grouped, group)
+        pool._made = None
+        pool._in_order = True
+        pool._made_timeline = None
+        pool._steps = None
+        pool._frames = {}
+        return pool
+
+    def _lists(self) -> tuple[_Rows, list[int]]:
+        """(the build's rows, the resident ones' indexes in line order)."""
+        if self._made is None:
+            grouped, group = cast(tuple[_Grouped, int], self._group)
+            rows = grouped.rows(group)
+            self._made = (rows, rows.order)
+        return self._made
+
+    def _timed(self) -> _Timeline:
+        if self._made_timeline is None:
+            rows, resident = self._lists()
+            self._made_timeline = _timeline(_TensorTable(rows, resident, in_order=self._in_order))
+        return self._made_timeline
+
+    def _resident(self) -> list[int]:
+        if self._positions is None:
+            self._positions = self._lists()[0].position
+        return self._positions
 
     def _frame(self, name: str) -> pd.DataFrame:
         frame = self._frames.get(name)
         if frame is None:
             if name == "rows":
-                frame = self._source.iloc[self._resident]
+                frame = self._source.iloc[self._resident()]
             elif name == "outside":
                 frame = self._source.iloc[self._outside]
             elif name == "tensors":
@@ -213,7 +279,7 @@ class FeaturePool:
     def _step_columns(self) -> dict[str, list[int]]:
         """The per-step columns (`steps`), swept on first use: the rules need only the busiest step."""
         if self._steps is None:
-            self._steps = _step_lists(self._timed.tensors(), self.start_offset)
+            self._steps = _step_lists(self._timed().tensors(), self.start_offset)
         return self._steps
 
     @property
@@ -238,7 +304,7 @@ class FeaturePool:
         """The resident rows' cells as plain lists, line order: what `rows` holds (name "" when
         missing), without building the frame (a rule that reads every build's rows pays no pandas).
         The lists may be the pool's own: read them, never change them."""
-        rows, members = self._lists
+        rows, members = self._lists()
         if self._in_order:  # every row resident, frame order is line order
             return ResidentRows(rows.position, rows.name, rows.start, rows.end, rows.size, rows.line)
         ints = (rows.position, rows.start, rows.end, rows.size, rows.line)
@@ -247,7 +313,11 @@ class FeaturePool:
 
     def resident_arrays(self) -> tuple[np.ndarray, np.ndarray]:
         """(`row_positions`, the rows' lines) as int64 arrays, line order. Read them, never change them."""
-        rows, members = self._lists
+        if self._made is None:  # a batched pool: the build's slice of the grouped rows, no lists made
+            grouped, group = cast(tuple[_Grouped, int], self._group)
+            at = grouped.positions[grouped.order[grouped.bounds[group] : grouped.bounds[group + 1]]]
+            return at, grouped.arrays.line.values[at]
+        rows, members = self._lists()
         if self._in_order:
             return rows.position_array, rows.line_array
         return rows.position_array[members], rows.line_array[members]
@@ -256,7 +326,7 @@ class FeaturePool:
         """A code per resident row (line order, as `resident_rows`), equal for equal names, a missing
         name coded as "" (`ResidentRows.name`): what the extent's sum grouped the names by. Read it,
         never change it."""
-        rows, members = self._lists
+        rows, members = self._lists()
         if self._in_order:
             return rows.name_code
         return rows.name_code[members]
@@ -264,7 +334,7 @@ class FeaturePool:
     @property
     def row_positions(self) -> list[int]:
         """Positions of the resident rows in the `tensors` frame the pool was read from, line order."""
-        return list(self._resident)
+        return list(self._resident())
 
     @property
     def rows(self) -> pd.DataFrame:
@@ -320,11 +390,139 @@ def feature_pools(frames: Mapping[str, pd.DataFrame]) -> dict[int | None, Featur
         return cached[2]
     internals = printed_internals(memory)
     pools: dict[int | None, FeaturePool] = {}
-    for index, rows, extent in build_extents(tensors, internals):
-        internal, line = internals.get(index, (None, None))
-        pools[index] = FeaturePool(index, rows, tensors, extent, internal, line)
+    grouped = _grouped(tensors, internals, None)  # (what `build_extents` iterates)
+    if grouped is not None:
+        batched = _batch_bounds(grouped) if len(grouped.indexes) >= BATCH_GROUPS else {}
+        for group, (index, extent) in enumerate(zip(grouped.indexes, grouped.extents, strict=True)):
+            internal, line = internals.get(index, (None, None))
+            found = batched.get(group)
+            if found is None:
+                pools[index] = FeaturePool(index, grouped.rows(group), tensors, extent, internal, line)
+            else:
+                pools[index] = FeaturePool._batched(index, grouped, group, extent, internal, line, found)
     _CACHE["last"] = (tensors, memory, pools)  # one log at a time: no growth over an audit
     return pools
+
+
+# From this many builds (groups) `feature_pools` finds the bounds of the plain builds all at once; a CI
+# log's one build takes the loop, whose array calls cost less than the batch's for a single build.
+BATCH_GROUPS = 4
+# A build is batched only while its steps are at most this many per row (plus a constant): the batch
+# holds every batched build's steps at once, and an ID near `MAX_OP_INDEX` would make them millions.
+_STEPS_PER_ROW = 4
+_STEPS_SLACK = 64
+
+
+class _BatchedBound(NamedTuple):
+    """What `_batch_bounds` found for one build: the `_bound` tuple, the rows' count and line extremes."""
+
+    bound: tuple[int | None, int | None, tuple[str, ...], tuple[int, ...], tuple[int, ...]]
+    row_count: int
+    first_line: int
+    last_line: int
+
+
+def _batch_bounds(grouped: _Grouped) -> dict[int, _BatchedBound]:
+    """The lower bound of every plain build at once, keyed by group: what `FeaturePool` finds build by
+    build (`_peak_bound_step`, then `_bound`), with one array pass over all their rows.
+
+    A build is plain when each of its rows is resident, lines strictly rise in frame order, each row
+    is its own tensor (`tensor_counts`), has a consumer ID in [0, MAX_OP_INDEX] and End >= Start, and
+    its steps are few (`_STEPS_PER_ROW`): then tensor i is row i, live from op_id - 1 to op_id, and the
+    plain live sums of every step of every build are one difference array (the builds' blocks side by
+    side; each block's differences add up to 0, so one cumulative sum gives each block's own sums). The
+    first step with the largest sum is the answer when its live tensors have distinct non-empty names
+    and pairwise disjoint ranges: their bound is then that sum, which caps every step's bound, and a
+    later step with an equal sum does not replace an earlier one. A build where this does not hold, or
+    any other build, is left out (the loop computes it); tests/test_pool.py compares the two on
+    fixtures and random tables."""
+    arrays, sizes_list = grouped.arrays, np.diff(np.asarray(grouped.bounds))
+    own_tensors = np.asarray(grouped.tensor_counts) == sizes_list
+    if not own_tensors.any():  # (a log that lists tensors once per consumer: no array is read)
+        return {}
+    heads = np.asarray(grouped.bounds[:-1], dtype=np.int64)
+    at = grouped.positions[grouped.order]
+    op, known = arrays.op_id.values[at], arrays.op_id.known[at]
+    start, end, line = arrays.start.values[at], arrays.end.values[at], arrays.line.values[at]
+    weight = end - start
+    if len(weight) and float(np.abs(weight.astype("float64")).max()) * len(weight) >= _EXACT_SUM:
+        return {}  # (sums that could pass int64: the loop's Python integers decide)
+    plain = grouped.resident & known & (op >= 0) & (op <= MAX_OP_INDEX) & (weight >= 0)
+    plain[1:] &= line[1:] > line[:-1]
+    plain[heads] = grouped.resident[heads] & known[heads] & (op[heads] >= 0) & (op[heads] <= MAX_OP_INDEX)
+    plain[heads] &= weight[heads] >= 0
+    steps = np.maximum.reduceat(op, heads) - np.minimum.reduceat(op, heads) + 2
+    fast = np.flatnonzero(
+        np.logical_and.reduceat(plain, heads)
+        & own_tensors
+        & (steps <= _STEPS_PER_ROW * sizes_list + _STEPS_SLACK)
+    )
+    if not len(fast):
+        return {}
+    sizes = sizes_list[fast]
+    rows = np.zeros(len(at), dtype=bool)
+    rows[np.repeat(heads[fast], sizes) + _ranges(sizes)] = True
+    first, last, w = op[rows] - 1, op[rows], weight[rows]
+    row_heads = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int64)
+    lo = np.minimum.reduceat(first, row_heads)
+    block = np.maximum.reduceat(last, row_heads) - lo + 2  # the steps, and a slot past the last
+    offset = np.concatenate(([0], np.cumsum(block)[:-1])).astype(np.int64)
+    owner = np.repeat(np.arange(len(fast)), sizes)
+    base = offset[owner] - lo[owner]
+    delta = np.zeros(int(block.sum()), dtype=np.int64)
+    np.add.at(delta, base + first, w)
+    np.add.at(delta, base + last + 1, -w)
+    sums = np.cumsum(delta)
+    peak = np.maximum.reduceat(sums, offset)
+    slots = np.arange(len(sums))
+    top = np.minimum.reduceat(np.where(sums == np.repeat(peak, block), slots, len(sums)), offset) - offset
+    top_step = lo + top
+    at_top = top_step[owner]
+    live = np.flatnonzero((first <= at_top) & (at_top <= last))
+    picked = at[rows][live]
+    names = _text_cells(column_array(grouped._source, "name"), picked)
+    cells = zip(
+        owner[live].tolist(),
+        names,
+        start[rows][live].tolist(),
+        end[rows][live].tolist(),
+        line[rows][live].tolist(),
+        last[live].tolist(),
+        strict=True,
+    )
+    found: dict[int, _BatchedBound] = {}
+    fast_groups, top_steps, peaks = fast.tolist(), top_step.tolist(), peak.tolist()
+    line_heads, line_tails = line[heads[fast]].tolist(), line[heads[fast] + sizes - 1].tolist()
+    counts = sizes.tolist()
+    for k, members in groupby(cells, key=itemgetter(0)):
+        tensors = list(members)  # (row order: line order)
+        if len({t[1] for t in tensors}) < len(tensors) or not all(t[1] for t in tensors):
+            continue
+        reach = None
+        for _, _, s, e, _, _ in sorted(tensors, key=itemgetter(2, 3)):
+            if reach is not None and s < reach:
+                break
+            reach = e
+        else:
+            total = sum(t[3] - t[2] for t in tensors)
+            if total != peaks[k]:
+                continue
+            bound = (
+                total,
+                top_steps[k],
+                tuple(t[1] for t in tensors),
+                tuple(t[4] for t in tensors),
+                tuple(sorted({t[5] for t in tensors})),
+            )
+            found[fast_groups[k]] = _BatchedBound(bound, counts[k], line_heads[k], line_tails[k])
+    return found
+
+
+def _ranges(sizes: np.ndarray) -> np.ndarray:
+    """0..n-1 for each n of `sizes`, one after the other."""
+    total = int(sizes.sum())
+    starts = np.repeat(np.cumsum(sizes) - sizes, sizes)
+    return np.arange(total, dtype=np.int64) - starts
 
 
 _CACHE: dict[str, tuple[pd.DataFrame, pd.DataFrame | None, dict[int | None, FeaturePool]]] = {}

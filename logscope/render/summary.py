@@ -2,16 +2,35 @@
 
 from __future__ import annotations
 
+import functools
+import json
 import textwrap
 from collections.abc import Iterator
-from typing import Any
+from operator import attrgetter
+from typing import Any, cast
 
 import pandas as pd
 
 from logscope.figures import memory_rows
 from logscope.inert import markdown_text
-from logscope.model import ParsedLog, versions_text
-from logscope.render._json import dumps_indented, iter_indented
+from logscope.model import (
+    BUILD_HEAD,
+    COUNT_KEYS,
+    DERIVED_KEYS,
+    MEMORY_LINE_KEYS,
+    MEMORY_OBJECT_KEYS,
+    VERSION_KEYS,
+    BuildFields,
+    ParsedLog,
+    versions_text,
+)
+from logscope.render._json import (
+    Written,
+    dumps_indented,
+    encoded_scalars,
+    iter_indented,
+    written_column,
+)
 from logscope.rules import Finding, Rule
 from logscope.units import human_bytes
 
@@ -32,7 +51,124 @@ def iter_json(logs: list[ParsedLog]) -> Iterator[str]:
 
 
 def _json_payload(logs: list[ParsedLog]) -> Any:
-    return logs[0].summary() if len(logs) == 1 else [log.summary() for log in logs]
+    """`summary()` of each log (of the one log alone), each build given with its text (`_written`)."""
+    depth = 2 if len(logs) == 1 else 3  # a build's and a finding's depth in the payload
+    summaries = [
+        log.summary_with_builds(
+            functools.partial(_written, depth=depth), functools.partial(_written_findings, depth=depth)
+        )
+        for log in logs
+    ]
+    return summaries[0] if len(logs) == 1 else summaries
+
+
+# `Finding.to_dict`'s keys, in order.
+_FINDING_KEYS = (
+    "code",
+    "name",
+    "severity",
+    "message",
+    "source",
+    "line",
+    "lines",
+    "build_index",
+    "subject",
+    "evidence",
+    "hint",
+)
+
+
+def _written_findings(findings: list[Any], depth: int, indent: int = 2) -> list[Any]:
+    """The findings of a summary (`Finding.to_dict` of each), each a `Written` with its text at `depth`,
+    written key by key over all findings (`written_column`) into a template of its keys (as `_written`
+    writes the builds). Findings of another type, or a value the writer would hand to json.dumps,
+    give the dicts."""
+    if not all(type(f) is Finding for f in findings):
+        return [f.to_dict() if hasattr(f, "to_dict") else f for f in findings]
+    columns: list[list[str] | None] = []
+    for key in _FINDING_KEYS:
+        if key == "severity":
+            values = [None if f.severity is None else f.severity.name for f in findings]
+        elif key == "evidence":
+            values = [f.evidence if type(f.evidence) is dict else dict(f.evidence) for f in findings]
+        else:
+            values = list(map(attrgetter(key), findings))
+        columns.append(written_column(values, depth + 1, indent))
+    if any(column is None for column in columns):
+        return [f.to_dict() for f in findings]
+    template = _finding_template(depth, indent)
+    rows = zip(*cast(list[list[str]], columns), strict=True)
+    return [Written(template % row, depth, indent, f.to_dict) for f, row in zip(findings, rows, strict=True)]
+
+
+@functools.cache
+def _finding_template(depth: int, indent: int) -> str:
+    """A finding's text at `depth` with `%s` for each value, in `Finding.to_dict`'s key order."""
+    one = "\n" + " " * (indent * (depth + 1))
+    items = [json.dumps(k, ensure_ascii=False).replace("%", "%%") + ": %s" for k in _FINDING_KEYS]
+    return "{" + ",".join(one + item for item in items) + "\n" + " " * (indent * depth) + "}"
+
+
+def _written(fields: BuildFields, depth: int, indent: int = 2) -> list[Any]:
+    """The builds of a summary, each a `Written` with the text the JSON writer writes for its dict at
+    `depth`, made column by column: the scalars of every build encoded in one call per field, each
+    build's text one `%` of a template of its keys. Why: the dicts of a log with hundreds of builds
+    took longer to make and to walk than the text takes to make from the fields. Where a field holds
+    a value the writer would hand to json.dumps, the builds are the dicts (`BuildFields.dicts`)."""
+    scalars = [
+        fields.indexes,
+        *fields.head,
+        *fields.lines,
+        *fields.memory,
+        *fields.memory_lines,
+        *fields.derived,
+    ]
+    tail = [*fields.versions]
+    counts = [*fields.counts]
+    encoded = [encoded_scalars(column) for column in (*scalars, *tail, *counts)]
+    inner = [written_column(column, depth + 1, indent) for column in (fields.checks, fields.memory_sources)]
+    inner.append(written_column(fields.perf, depth + 1, indent))
+    if any(column is None for column in (*encoded, *inner)):
+        return fields.dicts()
+    texts = cast(list[list[str]], encoded)
+    head, versions = texts[: len(scalars)], texts[len(scalars) : len(scalars) + len(tail)]
+    count_texts = texts[len(scalars) + len(tail) :]
+    checks, sources, perf = cast(list[list[str]], inner)
+    rows = zip(*head, checks, sources, *versions, perf, *count_texts, strict=True)
+    template = _build_template(depth, indent)
+    return [
+        Written(template % row, depth, indent, functools.partial(fields.build, b))
+        for b, row in enumerate(rows)
+    ]
+
+
+@functools.cache
+def _build_template(depth: int, indent: int) -> str:
+    """A build's text at `depth` with `%s` for each value, in `BuildFields` order: what the JSON writer
+    writes for the dict `BuildFields.build` makes (its flat objects on lines of their own, as
+    json.dumps indents them)."""
+    one, two = "\n" + " " * (indent * (depth + 1)), "\n" + " " * (indent * (depth + 2))
+
+    def key(name: str) -> str:
+        return json.dumps(name, ensure_ascii=False).replace("%", "%%") + ": "
+
+    def flat(keys: tuple[str, ...]) -> str:
+        return "{" + ",".join(f"{two}{key(k)}%s" for k in keys) + one + "}"
+
+    items = [
+        key("index") + "%s",
+        *(key(k) + "%s" for k in BUILD_HEAD),
+        key("lines") + f"[{two}%s,{two}%s{one}]",
+        key("memory") + flat(MEMORY_OBJECT_KEYS),
+        key("memory_lines") + flat(MEMORY_LINE_KEYS),
+        key("derived") + flat(DERIVED_KEYS),
+        key("checks") + "%s",
+        key("memory_sources") + "%s",
+        key("versions") + flat(VERSION_KEYS),
+        key("perf") + "%s",
+        key("counts") + flat(COUNT_KEYS),
+    ]
+    return "{" + ",".join(one + item for item in items) + "\n" + " " * (indent * depth) + "}"
 
 
 _SOURCE_FIGURES = (
