@@ -245,6 +245,19 @@ def test_findings_json_cannot_write_are_left_to_json_dumps() -> None:
         render_json([log])
 
 
+def test_findings_whose_json_form_gains_a_key_are_written_with_it(monkeypatch) -> None:
+    """The findings' template follows `Finding.to_dict`: should that gain a key, the findings are written
+    from the dicts, the new key included, not from a template without it."""
+    from logscope.rules import Finding
+
+    to_dict = Finding.to_dict
+    monkeypatch.setattr(Finding, "to_dict", lambda self: to_dict(self) | {"added": 1})
+    log = logscope.analyze(FIXTURES / "rknn/09-build-verbose-mobilenetv1-rv1106-tk2-1.5.2-simulator.log")
+    assert log.findings
+    text = render_json([log])
+    assert text == json.dumps(log.summary(), indent=2, ensure_ascii=False) and '"added": 1' in text
+
+
 def test_plain_lists_of_whole_columns_are_the_cells_plain_values() -> None:
     """`summary()` reads integer, boolean, float and Arrow text columns whole: each cell as
     `plain_value` makes it (None for NA and NaN)."""

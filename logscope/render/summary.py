@@ -62,7 +62,8 @@ def _json_payload(logs: list[ParsedLog]) -> Any:
     return summaries[0] if len(logs) == 1 else summaries
 
 
-# `Finding.to_dict`'s keys, in order.
+# `Finding.to_dict`'s keys, in order (checked against it on every call: a key it gains or renames sends
+# the findings to the dicts, never to a template without it).
 _FINDING_KEYS = (
     "code",
     "name",
@@ -83,7 +84,9 @@ def _written_findings(findings: list[Any], depth: int, indent: int = 2) -> list[
     written key by key over all findings (`written_column`) into a template of its keys (as `_written`
     writes the builds). Findings of another type, or a value the writer would hand to json.dumps,
     give the dicts."""
-    if not all(type(f) is Finding for f in findings):
+    if not all(type(f) is Finding for f in findings) or (
+        findings and tuple(findings[0].to_dict()) != _FINDING_KEYS
+    ):
         return [f.to_dict() if hasattr(f, "to_dict") else f for f in findings]
     columns: list[list[str] | None] = []
     for key in _FINDING_KEYS:
