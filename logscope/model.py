@@ -15,6 +15,7 @@ import pyarrow as pa
 from logscope.figures import DERIVED_KEYS as _FIGURE_DERIVED_KEYS
 from logscope.figures import MEMORY_FIGURES
 from logscope.frames import SCHEMAS, build_frame, empty_frame, plain_value
+from logscope.schemas import FINDING_KEYS
 
 SCHEMA_VERSION = 1
 
@@ -268,21 +269,8 @@ class ParsedLog:
     @property
     def findings_frame(self) -> pd.DataFrame:
         """The findings as a DataFrame: one row each, the JSON keys as columns (evidence as a dict)."""
-        columns = [
-            "code",
-            "name",
-            "severity",
-            "message",
-            "source",
-            "line",
-            "lines",
-            "build_index",
-            "subject",
-            "evidence",
-            "hint",
-        ]
         rows = [f.to_dict() for f in self.findings]
-        frame = pd.DataFrame(rows, columns=columns)
+        frame = pd.DataFrame(rows, columns=list(FINDING_KEYS))
         for column in ("line", "build_index"):
             frame[column] = frame[column].astype("Int64")
         return frame

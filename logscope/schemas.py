@@ -462,3 +462,19 @@ MCU_SCHEMAS: dict[str, dict[str, str]] = {
     },
 }
 SCHEMAS.update(MCU_SCHEMAS)
+
+# A finding's JSON form (`Finding.to_dict`, the `findings` of `logscope parse --format json`) and the
+# columns of `ParsedLog.findings_frame`, in order.
+FINDING_KEYS = (
+    "code",
+    "name",
+    "severity",
+    "message",
+    "source",
+    "line",
+    "lines",
+    "build_index",
+    "subject",
+    "evidence",
+    "hint",
+)

@@ -32,6 +32,7 @@ from logscope.render._json import (
     written_column,
 )
 from logscope.rules import Finding, Rule
+from logscope.schemas import FINDING_KEYS
 from logscope.units import human_bytes
 
 
@@ -62,34 +63,17 @@ def _json_payload(logs: list[ParsedLog]) -> Any:
     return summaries[0] if len(logs) == 1 else summaries
 
 
-# `Finding.to_dict`'s keys, in order (checked against it on every call: a key it gains or renames sends
-# the findings to the dicts, never to a template without it).
-_FINDING_KEYS = (
-    "code",
-    "name",
-    "severity",
-    "message",
-    "source",
-    "line",
-    "lines",
-    "build_index",
-    "subject",
-    "evidence",
-    "hint",
-)
-
-
 def _written_findings(findings: list[Any], depth: int, indent: int = 2) -> list[Any]:
     """The findings of a summary (`Finding.to_dict` of each), each a `Written` with its text at `depth`,
     written key by key over all findings (`written_column`) into a template of its keys (as `_written`
-    writes the builds). Findings of another type, or a value the writer would hand to json.dumps,
-    give the dicts."""
+    writes the builds). Findings of another type, a value the writer would hand to json.dumps, or a
+    `to_dict` whose keys are not `FINDING_KEYS` (one it gains is never left out), give the dicts."""
     if not all(type(f) is Finding for f in findings) or (
-        findings and tuple(findings[0].to_dict()) != _FINDING_KEYS
+        findings and tuple(findings[0].to_dict()) != FINDING_KEYS
     ):
         return [f.to_dict() if hasattr(f, "to_dict") else f for f in findings]
     columns: list[list[str] | None] = []
-    for key in _FINDING_KEYS:
+    for key in FINDING_KEYS:
         if key == "severity":
             values = [None if f.severity is None else f.severity.name for f in findings]
         elif key == "evidence":
@@ -108,7 +92,7 @@ def _written_findings(findings: list[Any], depth: int, indent: int = 2) -> list[
 def _finding_template(depth: int, indent: int) -> str:
     """A finding's text at `depth` with `%s` for each value, in `Finding.to_dict`'s key order."""
     one = "\n" + " " * (indent * (depth + 1))
-    items = [json.dumps(k, ensure_ascii=False).replace("%", "%%") + ": %s" for k in _FINDING_KEYS]
+    items = [json.dumps(k, ensure_ascii=False).replace("%", "%%") + ": %s" for k in FINDING_KEYS]
     return "{" + ",".join(one + item for item in items) + "\n" + " " * (indent * depth) + "}"
 
 

@@ -53,8 +53,12 @@ def test_run_twice_gives_the_same_findings(mobilenet_log):
 
 
 def test_to_dict_keys(mobilenet_log):
-    data = analyze_log(mobilenet_log, Config()).summary()["findings"][0]
-    assert set(data) == {
+    """The JSON contract's keys, in order: the same in the summary, `FINDING_KEYS` and the findings frame."""
+    from logscope.schemas import FINDING_KEYS
+
+    log = analyze_log(mobilenet_log, Config())
+    data = log.summary()["findings"][0]
+    expected = (
         "code",
         "name",
         "severity",
@@ -66,7 +70,9 @@ def test_to_dict_keys(mobilenet_log):
         "subject",
         "evidence",
         "hint",
-    }
+    )
+    assert tuple(data) == expected == FINDING_KEYS
+    assert tuple(log.findings_frame.columns) == expected
 
 
 def test_select_ignore_by_code_name_and_family(mobilenet_log):
