@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, cast
 
 _SCALAR_TYPES = frozenset({str, int, float, bool, type(None)})
@@ -221,19 +221,26 @@ def _written_lists(column: list[Any], depth: int, indent: int) -> list[str] | No
 
 @functools.cache
 def _dict_template_cached(keys: tuple[str, ...], depth: int, indent: int) -> str:
-    return _make_dict_template(keys, depth, indent)
+    return dict_template(keys, depth, indent)
 
 
 def _dict_template(keys: tuple[str, ...], depth: int, indent: int) -> str:
     """A non-empty dict's text at `depth` with `%s` for each value, kept for up to `_KEYS_KEPT` shapes."""
     if _dict_template_cached.cache_info().currsize < _KEYS_KEPT:
         return _dict_template_cached(keys, depth, indent)
-    return _make_dict_template(keys, depth, indent)
+    return dict_template(keys, depth, indent)
 
 
-def _make_dict_template(keys: tuple[str, ...], depth: int, indent: int) -> str:
+def dict_template(
+    keys: Sequence[str], depth: int, indent: int = 2, values: Mapping[str, str] | None = None
+) -> str:
+    """A non-empty dict's text at `depth` as the writer writes it, with `%s` for each value, or for a key
+    of `values` the template given there (a nested dict's or list's, itself with `%s` for its values)."""
     inner = "\n" + " " * (indent * (depth + 1))
-    items = ",".join(inner + _encode_string(key).replace("%", "%%") + ": %s" for key in keys)
+    given = values or {}
+    items = ",".join(
+        inner + _encode_string(key).replace("%", "%%") + ": " + given.get(key, "%s") for key in keys
+    )
     return "{" + items + "\n" + " " * (indent * depth) + "}"
 
 

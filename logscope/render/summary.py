@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import json
 import textwrap
 from collections.abc import Iterator
 from operator import attrgetter
@@ -26,6 +25,7 @@ from logscope.model import (
 )
 from logscope.render._json import (
     Written,
+    dict_template,
     dumps_indented,
     encoded_scalars,
     iter_indented,
@@ -91,9 +91,7 @@ def _written_findings(findings: list[Any], depth: int, indent: int = 2) -> list[
 @functools.cache
 def _finding_template(depth: int, indent: int) -> str:
     """A finding's text at `depth` with `%s` for each value, in `Finding.to_dict`'s key order."""
-    one = "\n" + " " * (indent * (depth + 1))
-    items = [json.dumps(k, ensure_ascii=False).replace("%", "%%") + ": %s" for k in FINDING_KEYS]
-    return "{" + ",".join(one + item for item in items) + "\n" + " " * (indent * depth) + "}"
+    return dict_template(FINDING_KEYS, depth, indent)
 
 
 def _written(fields: BuildFields, depth: int, indent: int = 2) -> list[Any]:
@@ -135,27 +133,21 @@ def _build_template(depth: int, indent: int) -> str:
     writes for the dict `BuildFields.build` makes (its flat objects on lines of their own, as
     json.dumps indents them)."""
     one, two = "\n" + " " * (indent * (depth + 1)), "\n" + " " * (indent * (depth + 2))
-
-    def key(name: str) -> str:
-        return json.dumps(name, ensure_ascii=False).replace("%", "%%") + ": "
-
-    def flat(keys: tuple[str, ...]) -> str:
-        return "{" + ",".join(f"{two}{key(k)}%s" for k in keys) + one + "}"
-
-    items = [
-        key("index") + "%s",
-        *(key(k) + "%s" for k in BUILD_HEAD),
-        key("lines") + f"[{two}%s,{two}%s{one}]",
-        key("memory") + flat(MEMORY_OBJECT_KEYS),
-        key("memory_lines") + flat(MEMORY_LINE_KEYS),
-        key("derived") + flat(DERIVED_KEYS),
-        key("checks") + "%s",
-        key("memory_sources") + "%s",
-        key("versions") + flat(VERSION_KEYS),
-        key("perf") + "%s",
-        key("counts") + flat(COUNT_KEYS),
-    ]
-    return "{" + ",".join(one + item for item in items) + "\n" + " " * (indent * depth) + "}"
+    nested = {
+        "lines": f"[{two}%s,{two}%s{one}]",
+        "memory": dict_template(MEMORY_OBJECT_KEYS, depth + 1, indent),
+        "memory_lines": dict_template(MEMORY_LINE_KEYS, depth + 1, indent),
+        "derived": dict_template(DERIVED_KEYS, depth + 1, indent),
+        "versions": dict_template(VERSION_KEYS, depth + 1, indent),
+        "counts": dict_template(COUNT_KEYS, depth + 1, indent),
+    }
+    keys = (
+        "index",
+        *BUILD_HEAD,
+        *("lines", "memory", "memory_lines", "derived", "checks", "memory_sources", "versions", "perf"),
+        "counts",
+    )
+    return dict_template(keys, depth, indent, nested)
 
 
 _SOURCE_FIGURES = (
