@@ -28,6 +28,17 @@ _LAYER_ROW = {
     "workload": STR,
 }
 
+# The columns the accuracy table and its join with the layer table share (the same cells, first).
+_ACCURACY_ROW = {
+    "build_index": INT,
+    "op_type": STR,
+    "layer_name": STR,
+    "entire_cos": FLT,
+    "entire_euc": FLT,
+    "single_cos": FLT,
+    "single_euc": FLT,
+}
+
 SCHEMAS: dict[str, dict[str, str]] = {
     # One record per build (or runtime session) found in the file.
     "builds": {
@@ -179,13 +190,7 @@ SCHEMAS: dict[str, dict[str, str]] = {
     # rknn.accuracy_analysis() per-layer error table: cosine / Euclidean distance to the fp32 'golden'
     # output, accumulated (`entire`) and of the layer alone (`single`); runtime_* only with a board.
     "accuracy": {
-        "build_index": INT,
-        "op_type": STR,
-        "layer_name": STR,
-        "entire_cos": FLT,
-        "entire_euc": FLT,
-        "single_cos": FLT,
-        "single_euc": FLT,
+        **_ACCURACY_ROW,
         "runtime_entire_cos": FLT,
         "runtime_entire_euc": FLT,
         "runtime_single_cos": FLT,
@@ -197,13 +202,7 @@ SCHEMAS: dict[str, dict[str, str]] = {
     # `line` is the accuracy row's (a missing layer's own), `layer_line` the layer row's, `value_line`
     # the row that carries the values of the fused chain the row belongs to.
     "accuracy_layers": {
-        "build_index": INT,
-        "op_type": STR,
-        "layer_name": STR,
-        "entire_cos": FLT,
-        "entire_euc": FLT,
-        "single_cos": FLT,
-        "single_euc": FLT,
+        **_ACCURACY_ROW,
         "value_line": INT,
         "layer_id": INT,
         "layer_op_type": STR,
