@@ -529,9 +529,7 @@ def _engine(
     if options.engine == "dask":
         return run_dask(tasks, options.jobs, options.scheduler)
     if options.jobs == 1:
-        from .worker import audit_file
-
-        return (audit_file(task) for task in tasks)
+        return (audit_task(task) for task in tasks)
     return run_pool(tasks, options.jobs, on_broken=on_broken, sizes=sizes)
 
 
