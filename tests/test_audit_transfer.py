@@ -218,6 +218,26 @@ def test_the_pool_server_imports_from_where_the_auditing_process_does(tmp_path: 
         assert con.execute("SELECT count(*) FROM files WHERE status = 'ok'").fetchone() == (2,)
 
 
+def test_the_pool_servers_objects_are_frozen_when_it_exits() -> None:
+    """The fork server's preload freezes what it loaded when the server's interpreter exits, so the exit
+    walks none of it; nothing is frozen before (the workers fork from a server whose collector is as
+    Python leaves it)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import atexit, gc\n"
+        "import logscope.audit._preload\n"
+        "before = gc.get_freeze_count()\n"
+        "atexit._run_exitfuncs()\n"
+        "print(before, gc.get_freeze_count())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    before, after = map(int, done.stdout.split())
+    assert before == 0
+    assert after > 10_000  # pandas, pyarrow, numpy, Lark and logscope's own objects
+
+
 def test_a_pool_audits_auditing_process_imports_no_pandas_parser_or_rule(tmp_path: Path) -> None:
     """`logscope audit --jobs 2` plans, receives and writes with pyarrow and DuckDB alone: pandas, the
     parsers and the rules are the workers' (imported by their fork server), and the command is ready
