@@ -173,12 +173,27 @@ def _blank_variants() -> list[str]:
     return lines
 
 
+def test_tries_after_answers_from_the_order_classify_tries():
+    """The joined-run readers are built only for a body tried after its prefix (`tries_after`): the
+    answer is the membership of the lexer's own order, and False for a name the grammar lacks."""
+    lexer = load_line_grammar("rknn").lexer
+    order = lexer.plan.order
+    for context, names in order.items():
+        for name in lexer.kinds:
+            assert lexer.tries_after(context, name) == (name in names), (context, name)
+    assert lexer.tries_after("NATIVE_PREFIX", "PASS_MARK")
+    assert lexer.tries_after("PY_PREFIX", "FUSE_RESULT")
+    assert not lexer.tries_after("PY_PREFIX", "PASS_MARK")  # a native body, never after the Python prefix
+    assert not lexer.tries_after("NATIVE_PREFIX", "NO_SUCH_TERMINAL")
+    assert not lexer.tries_after("NO_SUCH_PREFIX", "PASS_MARK")
+
+
 @pytest.mark.parametrize("grammar_name", ["rknn", "mcu"])
 def test_possessive_leading_blanks_match_what_the_terminal_matched(grammar_name):
     """`possessive_lead` rewrites a terminal only where no match can change: check it on real lines."""
     from logscope.parsers.grammar import possessive_lead
 
-    terminals = load_line_grammar(grammar_name).lexer._plan.terminals
+    terminals = load_line_grammar(grammar_name).lexer.plan.terminals
     rewritten = {n: r for n, r in terminals.items() if possessive_lead(r) != r}
     assert len(rewritten) > 20  # the rewrite is not a no-op on the shipped grammars
     lines = _blank_variants()

@@ -256,7 +256,7 @@ class LineLexer:
     ) -> None:
         """`compile` compiles a regex (a stored program's loader); `compiled` is told when a regex asked
         for after construction (a row matcher, a terminal) was compiled, so it can be stored too."""
-        self._plan = plan
+        self.plan = plan  # (read by the joined-run readers, which prove their reads exact from it)
         self._compile_regex = compile
         self._compiled = compiled
         self._order = plan.order
@@ -273,7 +273,7 @@ class LineLexer:
         self.remembered: Callable[[str], tuple[str, Fields] | None] = self._known.get
 
     def _compile(self, names: list[str]) -> _Context:
-        firsts = self._plan.firsts
+        firsts = self.plan.firsts
         by_bucket: list[list[str]] = [[] for _ in range(_BUCKETS)]
         for name in names:  # in order, so each bucket's list keeps Lark's order
             first = firsts[name]
@@ -331,7 +331,7 @@ class LineLexer:
         if known is not None:
             return known
         start, after = self._order[""], self._order[prefix]
-        firsts = self._plan.firsts
+        firsts = self.plan.firsts
         body_first = firsts[body]
         earlier = [(name, firsts[name]) for name in after[: after.index(body)]]
         # Only first characters whose alternation tries few terminals before `body` (`rivals` at most,
@@ -346,8 +346,8 @@ class LineLexer:
             if len(tried) <= rivals:
                 chars.append(bucket)
                 earlier_bodies |= tried
-        guards = "".join(f"(?!{self._anchored(n)})" for n in start[: start.index(prefix)])
-        body_guards = "".join(f"(?!{self._anchored(n)})" for n in after if n in earlier_bodies)
+        guards = "".join(f"(?!{self.anchored(n)})" for n in start[: start.index(prefix)])
+        body_guards = "".join(f"(?!{self.anchored(n)})" for n in after if n in earlier_bodies)
         char_class = "".join(re.escape(chr(b)) for b in chars)
         prefix_re = _NAMED_GROUP.sub(f"(?P<{prefix}__\\1>", self._regexp(prefix))
         body_re = _NAMED_GROUP.sub(f"(?P<{body}__\\1>", self._regexp(body))
@@ -402,12 +402,17 @@ class LineLexer:
 
     @functools.cache  # noqa: B019 - one lexer per grammar and process
     def _regexp(self, name: str) -> str:
-        return possessive_lead(self._plan.terminals[name])
+        return possessive_lead(self.plan.terminals[name])
 
-    def _anchored(self, name: str) -> str:
+    def anchored(self, name: str) -> str:
         """A terminal as its alternation tries it: prefixes match a start, bodies the whole line."""
         regexp = _NAMED_GROUP.sub("(?:", self._regexp(name))
         return f"(?:{regexp})" + ("" if name.endswith(_PREFIX_SUFFIX) else r"\Z")
+
+    def tries_after(self, context: str, name: str) -> bool:
+        """Whether terminal `name` is one of those tried after `context` (`""`: at the line start): a
+        reader built for it has lines to read only then."""
+        return name in self.kinds and name in self._order.get(context, ())
 
     def classify(self, line: str) -> tuple[str, Fields]:
         """Return (terminal name, fields) for one line (no newline inside).

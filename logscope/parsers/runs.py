@@ -94,7 +94,7 @@ def unrecognised_run_regex(lexer: LineLexer) -> re.Pattern[str] | None:
     them (a look-ahead). First characters for which a rival is ruled out neither way are left out.
     None when `OTHER` is not the last, catch-all terminal, or no first character is left.
     """
-    plan = lexer._plan
+    plan = lexer.plan
     start = plan.order[""]
     if not start or start[-1] != "OTHER" or plan.terminals["OTHER"] != "[^\n]+":
         return None

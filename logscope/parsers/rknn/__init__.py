@@ -100,7 +100,7 @@ def _bulk_regexes(lexer: LineLexer) -> tuple[re.Pattern[str] | None, Substrings 
 def _required_string(lexer: LineLexer, terminal: str) -> str:
     """A string every match of `terminal` holds (`grammar.required_substrings`), or `""` (which every
     line holds) when no single one can be shown."""
-    found = required_substrings(lexer._plan.terminals[terminal])
+    found = required_substrings(lexer.plan.terminals[terminal])
     if found is None or found[1] or len(found[0]) != 1:
         return ""
     return next(iter(found[0]))

@@ -62,7 +62,7 @@ def run_regex(lexer: LineLexer) -> re.Pattern[str] | None:
     each line that is *not* a plain message (and the last newline), or None when exactness cannot be
     shown. Runs are the gaps between its matches (`split_runs`): searching for the exceptions with
     one look-ahead per line is 3x faster than matching the runs as repeated groups."""
-    plan = lexer._plan
+    plan = lexer.plan
     if plan.terminals.get("PY_PREFIX") != _PY_PREFIX or "PY_PLAIN" not in plan.order.get("PY_PREFIX", []):
         return None
     start, after = plan.order[""], plan.order["PY_PREFIX"]
@@ -101,9 +101,7 @@ def native_reader(lexer: LineLexer) -> RowReader | None:
     look-aheads in it, each as `classify` tries it. First characters that more than two bodies ranked
     before `NATIVE_MSG` may start with (`I`, `R`, `T`, digits, ...) are left to `classify`.
     """
-    if "NATIVE_MSG" not in lexer.kinds or "NATIVE_PREFIX" not in lexer._plan.order:
-        return None
-    if "NATIVE_MSG" not in lexer._plan.order["NATIVE_PREFIX"]:
+    if not lexer.tries_after("NATIVE_PREFIX", "NATIVE_MSG"):
         return None
     pattern = lexer.row_pattern("NATIVE_PREFIX", "NATIVE_MSG")
     return joined_rows(pattern, NATIVE_FIELDS, lexer.stored_regex)
@@ -119,7 +117,7 @@ def mark_reader(lexer: LineLexer) -> RowReader | None:
     """A reader of runs of pass markers: `joined_rows` of `row_matcher("NATIVE_PREFIX", "PASS_MARK")`,
     which matches a line exactly when `classify` reads it as a pass marker; None when that cannot be
     shown."""
-    if "PASS_MARK" not in lexer.kinds or "PASS_MARK" not in lexer._plan.order.get("NATIVE_PREFIX", []):
+    if not lexer.tries_after("NATIVE_PREFIX", "PASS_MARK"):
         return None
     return joined_rows(lexer.row_pattern("NATIVE_PREFIX", "PASS_MARK"), MARK_FIELDS, lexer.stored_regex)
 
@@ -134,7 +132,7 @@ def fusion_reader(lexer: LineLexer) -> RowReader | None:
     `joined_rows` of `row_matcher("PY_PREFIX", "FUSE_RESULT", 5)`, which matches a line exactly when
     `classify` reads it as a fusion result. Their body starts with blanks, where five terminals are
     tried first (tracebacks, exceptions, progress bars, ...): each is a look-ahead of the matcher."""
-    if "FUSE_RESULT" not in lexer.kinds or "FUSE_RESULT" not in lexer._plan.order.get("PY_PREFIX", []):
+    if not lexer.tries_after("PY_PREFIX", "FUSE_RESULT"):
         return None
     pattern = lexer.row_pattern("PY_PREFIX", "FUSE_RESULT", _FUSION_RIVALS)
     full = joined_rows(pattern, FUSION_FIELDS, lexer.stored_regex)
@@ -167,8 +165,8 @@ def _without_rivals(
     the same lines with the same fields; when one does, `full` reads them."""
     narrow, needles = pattern, set[str]()
     for name in rivals:
-        guard = f"(?!{lexer._anchored(name)})" if name in lexer._plan.terminals else ""
-        found = required_substrings(lexer._plan.terminals[name]) if guard else None
+        guard = f"(?!{lexer.anchored(name)})" if name in lexer.plan.terminals else ""
+        found = required_substrings(lexer.plan.terminals[name]) if guard else None
         if narrow.count(guard) != 1 or found is None or found[1] or "" in found[0]:
             continue
         narrow = narrow.replace(guard, "")

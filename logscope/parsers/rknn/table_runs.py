@@ -207,7 +207,7 @@ def bar_free_layer_pattern(lexer: LineLexer) -> str | None:
       after it ever fails, so it is never asked to give anything back.
     """
     pattern = lexer.row_pattern("NATIVE_PREFIX", "LAYER_ROW")
-    tensor = lexer._anchored("TENSOR_ROW")
+    tensor = lexer.anchored("TENSOR_ROW")
     guard = f"(?!{tensor})"
     if (
         not tensor.startswith("(?:(?=[^\n]*\\| *0x)")
@@ -505,7 +505,7 @@ def noise_counter(lexer: LineLexer) -> LineCounter | None:
     """`joined_count` of `row_matcher("NATIVE_PREFIX", "NATIVE_NOISE")`: the noise alternative of the
     parse loop's noise-or-marker matcher (`LineLexer.either_matcher`), which matches a line exactly when
     that matcher matches it with no group (a noise line, not a marker)."""
-    if "NATIVE_NOISE" not in lexer.kinds or "NATIVE_NOISE" not in lexer._plan.order.get("NATIVE_PREFIX", []):
+    if not lexer.tries_after("NATIVE_PREFIX", "NATIVE_NOISE"):
         return None
     return joined_count(lexer.row_pattern("NATIVE_PREFIX", "NATIVE_NOISE"), lexer.stored_regex)
 
