@@ -1,9 +1,11 @@
 """`make bench` (fixed costs): start-up latency, audits of many small logs, and end-to-end big logs.
 
 All figures are process CPU time (user + system), robust to the other jobs of a shared machine in a way
-wall time is not; each is the best of N runs, the runs of a comparison interleaved (A B A B ...) so both
-sides see the same load. Nothing is asserted: a missed target prints MISSED, figures go to
-benchmarks/out/fixed_costs.json. Exit 1 only if something fails to run.
+wall time is not; each is the best of N runs (`--repeat`, default 5, for every part: on a virtual
+machine whose speed changes from minute to minute, the two runs of one figure differed by up to 1.5x),
+the runs of a comparison interleaved (A B A B ...) so both sides see the same load. Nothing is asserted:
+a missed target prints MISSED, figures go to benchmarks/out/fixed_costs.json. Exit 1 only if something
+fails to run.
 
 1. **Start-up.** Fresh processes: the floor `python -c "import pandas, pyarrow"` (what any pandas tool
    pays), `logscope --help`, and `logscope parse` of the 303-line fixture 09. Bytecode is compiled first
@@ -482,7 +484,7 @@ def report(results: dict[str, Any]) -> None:
     say = print
     say(
         f"\nlogscope fixed costs  {m['date']}  nproc={m['nproc']}  Python {m['python']}  "
-        "(CPU, best of N; [range of the runs])"
+        f"(CPU, best of {results.get('args', {}).get('repeat', 'N')} runs; [range of the runs])"
     )
     if "startup" in results:
         s = results["startup"]
@@ -577,11 +579,11 @@ def main(argv: list[str] | None = None) -> int:
         if "startup" in parts:
             results["startup"] = startup(args.repeat)
         if "audit" in parts:
-            results["audit"] = audit_bench(args.audit_files, max(2, args.repeat // 2), args.worker_files)
+            results["audit"] = audit_bench(args.audit_files, args.repeat, args.worker_files)
         if "big" in parts:
-            results["big"] = big_logs([float(x) for x in args.big_mb.split(",")], max(2, args.repeat // 2))
+            results["big"] = big_logs([float(x) for x in args.big_mb.split(",")], args.repeat)
         if "kinds" in parts:
-            results["kinds"] = kinds_bench(args.kind_lines, max(2, args.repeat // 2))
+            results["kinds"] = kinds_bench(args.kind_lines, args.repeat)
     except Exception:
         import traceback
 
