@@ -1,4 +1,4 @@
-"""Generate a large per-operator heap trace (`Op[i] NAME: delta=…, total=…`, issue 4) for `make bench`.
+"""Generate a large per-operator heap trace (`Op[i] NAME: delta=…, total=…`) for `make bench`.
 
 The trace is what a UART capture of a long soak test looks like: `runs` inferences of the same network
 of `ops_per_run` operators, each inference opening with a `heap baseline:` line and closing with the

@@ -63,7 +63,7 @@ def run_regex(lexer: LineLexer) -> re.Pattern[str] | None:
     shown. Runs are the gaps between its matches (`split_runs`): searching for the exceptions with
     one look-ahead per line is 3x faster than matching the runs as repeated groups."""
     plan = lexer.plan
-    if plan.terminals.get("PY_PREFIX") != _PY_PREFIX or "PY_PLAIN" not in plan.order.get("PY_PREFIX", []):
+    if plan.terminals.get("PY_PREFIX") != _PY_PREFIX or not lexer.tries_after("PY_PREFIX", "PY_PLAIN"):
         return None
     start, after = plan.order[""], plan.order["PY_PREFIX"]
     for name in start[: start.index("PY_PREFIX")]:
