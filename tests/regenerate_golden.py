@@ -1,6 +1,6 @@
 """Regenerate tests/golden/*.json from fixtures/rknn/*.log; a reviewer reads the diff before commit.
 
-MCU traces (fixtures/mcu/*.txt and fixtures/synthetic/heap-trace-*.txt, issue 4) go to tests/golden/mcu/.
+MCU traces (fixtures/mcu/*.txt and fixtures/synthetic/heap-trace-*.txt) go to tests/golden/mcu/.
 """
 
 from __future__ import annotations

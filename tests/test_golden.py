@@ -39,7 +39,7 @@ def test_unparsed_lines_reviewed():
     assert total == 24
 
 
-# ---------------------------------------------------------------------- MCU traces (issue 4)
+# ---------------------------------------------------------------------- MCU traces
 MCU_TRACES = mcu_fixtures()
 
 

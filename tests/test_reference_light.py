@@ -32,8 +32,8 @@ EXPECTED = {
 # Published parameter counts (docs/reference.md lists the sources). Value, and how it is compared:
 # "incl" = all float constants incl. BN running statistics, "excl" = without them; tolerance in params.
 PUBLISHED = {
-    "bvlc_alexnet": (61.0e6, "incl", 0.05e6),  # issue 7 / BVLC Caffe AlexNet, 61.0 M
-    "densenet121": (8.1e6, "incl", 0.05e6),  # issue 7, incl. BN statistics and Caffe Scale layers
+    "bvlc_alexnet": (61.0e6, "incl", 0.05e6),  # BVLC Caffe AlexNet, 61.0 M
+    "densenet121": (8.1e6, "incl", 0.05e6),  # incl. BN statistics and Caffe Scale layers
     "inception_v1": (6.99e6, "incl", 0.01e6),  # onnx-tool README: GoogleNet 6.99 M
     "inception_v2": (11_295_240, "incl", 0.0075 * 11_295_240),  # osmr BN-Inception, within 0.75 %
     "resnet50": (25_557_032, "excl", 0),  # osmr/torchvision ResNet-50, exactly; 25.6 M incl. BN stats

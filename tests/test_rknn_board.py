@@ -1,4 +1,4 @@
-"""Board-side output (issue 3): eval_perf, eval_memory, runtime verbose logs, proxy block, failures."""
+"""Board-side output: eval_perf, eval_memory, runtime verbose logs, proxy block, failures."""
 
 from __future__ import annotations
 
