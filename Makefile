@@ -35,6 +35,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/audit_bench.py
 	$(BIN)/python benchmarks/degenerate.py
 	$(BIN)/python benchmarks/fixed_costs.py
+	$(BIN)/python benchmarks/report_browser_bench.py
 
 # Mutated fixtures, ONNX and TFLite models through the CLI, 10,000 cases per family (tests/fuzz/harness.py
 # states the outcomes, limits and memory bound); about an hour of CPU, so it runs at low priority, the
