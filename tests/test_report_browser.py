@@ -14,8 +14,6 @@ installs Chromium where it can (as root with apt-get), so CI runs them.
 
 from __future__ import annotations
 
-import os
-import shutil
 import sys
 from pathlib import Path
 
@@ -26,20 +24,13 @@ from tests.conftest import MOBILENET, ROOT
 from tests.test_report import analyzed
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
+import report_browser_bench
 from generate import generate_log
+from report_browser_bench import ARGS, chromium_binary
 
-CHROMIUM = os.environ.get("LOGSCOPE_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMIUM = chromium_binary()
 playwright_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no Chromium binary (apt-get install chromium)")
-
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-    "--disable-sync",
-]
 
 
 class Session:
@@ -188,7 +179,6 @@ def test_diff_page_overlays_both_builds(browser, tmp_path):
 def test_the_browser_benchmark_measures_both_pages(browser, tmp_path, monkeypatch):
     """`benchmarks/report_browser_bench.py` (part of `make bench`) measures: both pages load without a
     page error and every figure is a positive time. What the figures are is the benchmark's to report."""
-    import report_browser_bench
 
     monkeypatch.setattr(report_browser_bench, "OUT", tmp_path)
     results = report_browser_bench.measure(browser, report_browser_bench.write_pages(), 1)
