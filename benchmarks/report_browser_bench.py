@@ -49,17 +49,17 @@ def chromium_binary() -> str | None:
     return os.environ.get("LOGSCOPE_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
 
 
-def write_pages() -> dict[str, Path]:
-    """The two pages, written to benchmarks/out/report-browser/."""
+def write_pages(out: Path = OUT) -> dict[str, Path]:
+    """The two pages (and the generated log), written to `out` (benchmarks/out/report-browser/)."""
     from logscope import analyze
     from logscope.report import build_report, render_html
 
-    OUT.mkdir(parents=True, exist_ok=True)
-    big_log = OUT / "layers-5000.log"
+    out.mkdir(parents=True, exist_ok=True)
+    big_log = out / "layers-5000.log"
     generate_log(big_log, builds=1, layers=5000, noise_ratio=0.2, seed=5)
     pages = {}
     for name, log in (("fixture09", FIXTURE), ("layers5000", big_log)):
-        page = OUT / f"{name}.html"
+        page = out / f"{name}.html"
         page.write_text(render_html(build_report([analyze(log)])), encoding="utf-8")
         pages[name] = page
     return pages

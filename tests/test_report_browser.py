@@ -25,7 +25,6 @@ from tests.test_report import analyzed
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import report_browser_bench
-from generate import generate_log
 from report_browser_bench import ARGS, chromium_binary
 
 CHROMIUM = chromium_binary()
@@ -76,6 +75,13 @@ def browser():
         chromium = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         yield chromium
         chromium.close()
+
+
+@pytest.fixture(scope="module")
+def bench_pages(tmp_path_factory) -> dict[str, Path]:
+    """The browser benchmark's two pages (fixture 09 and a generated 5,000-layer build), made once for
+    the tests that load them."""
+    return report_browser_bench.write_pages(tmp_path_factory.mktemp("bench-pages"))
 
 
 @pytest.fixture(scope="module")
@@ -138,12 +144,8 @@ def test_findings_filters(mobilenet):
     page.select_option(".f-rule", "")
 
 
-def test_a_5000_layer_build_draws_its_largest_tensors_and_zooms(browser, tmp_path):
-    log_path = tmp_path / "big.log"
-    generate_log(log_path, builds=1, layers=5000, noise_ratio=0.2, seed=5)
-    page_path = tmp_path / "big.html"
-    page_path.write_text(render_html(build_report([analyzed(log_path)])), encoding="utf-8")
-    session = Session(browser, page_path)
+def test_a_5000_layer_build_draws_its_largest_tensors_and_zooms(browser, bench_pages):
+    session = Session(browser, bench_pages["layers5000"])
     assert session.errors == []
     note = session.page.locator(".map-note")
     assert note.inner_text().startswith("Showing the 1,500 largest of")
@@ -176,12 +178,10 @@ def test_diff_page_overlays_both_builds(browser, tmp_path):
     assert session.page.locator(".address-map").count() == 2  # both builds' maps
 
 
-def test_the_browser_benchmark_measures_both_pages(browser, tmp_path, monkeypatch):
+def test_the_browser_benchmark_measures_both_pages(browser, bench_pages):
     """`benchmarks/report_browser_bench.py` (part of `make bench`) measures: both pages load without a
     page error and every figure is a positive time. What the figures are is the benchmark's to report."""
-
-    monkeypatch.setattr(report_browser_bench, "OUT", tmp_path)
-    results = report_browser_bench.measure(browser, report_browser_bench.write_pages(), 1)
+    results = report_browser_bench.measure(browser, bench_pages, 1)
     assert set(results["runs_ms"]) == {"fixture09", "layers5000"}
     assert all(len(ms) == 1 and ms[0] > 0 for ms in results["runs_ms"].values())
     assert results["bytes"]["layers5000"] > results["bytes"]["fixture09"] > 0
