@@ -25,6 +25,7 @@ from logscope.cli import app
 from logscope.frames import build_frame
 from logscope.plots import plot
 from logscope.reference import analyze_model
+from logscope.reference.costs import MAX_MODEL_MACS
 from logscope.reference.errors import ModelError, ModelTooLargeError
 from logscope.reference.graph import MAX_TENSOR_ELEMENTS
 
@@ -144,6 +145,22 @@ def test_reference_refuses_astronomic_shapes(tmp_path: Path, build: object, erro
     result = CliRunner().invoke(app, ["reference", str(path)])
     assert result.exit_code == 2
     assert result.stderr.startswith("logscope: error:") and result.stderr.count("\n") == 1
+
+
+def test_reference_refuses_a_mac_count_past_the_limit(tmp_path: Path) -> None:
+    """Every tensor under 2**40 elements, but a Conv whose weight dims disagree with its 3x3 kernel
+    multiplies two such figures: 2.8e22 MACs once ended the frames' int64 cast in a traceback."""
+    path = _model(
+        tmp_path,
+        [helper.make_node("Conv", ["input", "w"], ["out"], kernel_shape=[3, 3], pads=[1, 1, 1, 1])],
+        [_lying_weight((8, 8, 2**32 + 1, 3))],
+        [1, 8, 16, 2**31],
+    )
+    with pytest.raises(ModelTooLargeError, match=str(MAX_MODEL_MACS)):
+        analyze_model(path)
+    result = CliRunner().invoke(app, ["reference", str(path), "--frames-out", str(tmp_path / "f")])
+    assert result.exit_code == 2
+    assert result.stderr.startswith("logscope: error: op ") and result.stderr.count("\n") == 1
 
 
 def _lying_weight(dims: tuple[int, ...]) -> onnx.TensorProto:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from logscope.reference.errors import ReferenceOptionError
+from logscope.reference.errors import ModelTooLargeError, ReferenceOptionError
 from logscope.reference.graph import BIAS_OPS, ELEM_BYTES, QUANT_TYPES, Op, RefGraph, Tensor
 
 DTYPES = ("fp32", "fp16", "int8")
@@ -67,10 +67,18 @@ class OpCost:
     weight_names: tuple[str, ...]
 
 
+# Every tensor stays under 2**40 elements, but a MAC count is a product of two such figures: a Conv
+# whose weight dims disagree with its kernel (a lying model) reaches 2**80. The model's total, and so
+# every op's count, stays under 2**60 (a billion GMACs, a million times the largest vision models):
+# the frames hold int64, and a count beyond it is refused rather than shown as missing.
+MAX_MODEL_MACS = 2**60
+
+
 def op_costs(graph: RefGraph, dtype: str) -> list[OpCost]:
     """Cost of every compute op; a weight shared by several ops is charged to the first reader."""
     charged: set[str] = set()
     out: list[OpCost] = []
+    total_macs = 0
     for op in graph.ops:
         wbytes = params = bn = 0
         names: list[str] = []
@@ -85,7 +93,14 @@ def op_costs(graph: RefGraph, dtype: str) -> list[OpCost]:
             if op.op_type == "BatchNormalization" and index in (3, 4):
                 bn += n
         outputs = sum(activation_bytes(graph.tensors[o], dtype) for o in op.outputs if o)
-        out.append(OpCost(wbytes, params, bn, op_macs(graph, op), outputs, tuple(names)))
+        macs = op_macs(graph, op)
+        total_macs += macs
+        if total_macs > MAX_MODEL_MACS:
+            raise ModelTooLargeError(
+                f"op {op.name!r} ({op.op_type}) brings the model to {total_macs} MACs, over the limit of "
+                f"{MAX_MODEL_MACS} (2**60)"
+            )
+        out.append(OpCost(wbytes, params, bn, macs, outputs, tuple(names)))
     return out
 
 
