@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from logscope.errors import LogscopeError
 from logscope.parsers.compiled import CompiledGrammar, cache_file
+from logscope.parsers.kept import kept
 
 if TYPE_CHECKING:  # Lark is imported only to build a grammar the stored form does not hold
     from lark import Lark
@@ -568,6 +569,7 @@ def _first_of_item(op: Any, arg: Any) -> tuple[set[int] | None, bool]:
     return None, True  # ANY, NOT_LITERAL, GROUPREF, lookarounds...: could start anywhere
 
 
+@kept
 def possessive_lead(regexp: str) -> str:
     """The regex with a leading blank run (`[ \t]*`, ` +`, ...) made possessive when that changes no match.
 
@@ -590,7 +592,7 @@ def possessive_lead(regexp: str) -> str:
 _LEADING_BLANKS = re.compile(r"(\[ (?:\t|\\t)\]|\[(?:\t|\\t) \]| )([*+])(?![*+?{])")
 
 
-@functools.lru_cache(maxsize=4096)
+@kept
 def requires_outside(regexp: str, allowed: frozenset[str]) -> bool:
     """True when every string the regex matches holds a character that is not in `allowed`.
 
@@ -635,7 +637,7 @@ def _item_requires(op: Any, arg: Any, allowed: frozenset[str]) -> bool:
     return False  # AT, ASSERT_NOT, ANY, NOT_LITERAL, GROUPREF, ...: no character proven
 
 
-@functools.lru_cache(maxsize=4096)
+@kept
 def most_matched(regexp: str, chars: frozenset[str]) -> float:
     """The most characters of `chars` a match of the regex can consume (`math.inf`: unbounded, or not
     shown). A whole-line terminal with a bound under what a line holds cannot match that line."""
@@ -675,7 +677,7 @@ def _item_most(op: Any, arg: Any, chars: frozenset[str]) -> float:
     return math.inf  # ANY, NOT_LITERAL, GROUPREF, ...
 
 
-@functools.lru_cache(maxsize=4096)
+@kept
 def required_substrings(regexp: str) -> tuple[frozenset[str], bool] | None:
     """Strings one of which occurs in every match of the regex, and whether to look for them ignoring
     case; None when none can be shown (sre's parse: a run of literals in a sequence is required, a

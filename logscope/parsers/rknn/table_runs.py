@@ -57,6 +57,7 @@ from itertools import islice, takewhile
 from typing import Any
 
 from logscope.parsers.grammar import _NAMED_GROUP, MAX_BLANK_RUN, LineLexer, _class_admits
+from logscope.parsers.kept import kept
 
 _MATCHED = functools.partial(operator.is_not, None)
 # A run's match objects are held until it is read, then freed among the rows that stay: a bound keeps
@@ -153,6 +154,7 @@ def _pieces(pattern: str) -> Iterator[tuple[int, str, bool]]:
         i += len(piece)
 
 
+@kept
 def optional_groups_as_branches(pattern: str) -> str:
     r"""`pattern` with each greedy optional non-capturing group `(?:X)?` written `(?:X|)`: the same
     regex, read the same way (X tried first, then nothing; a group inside X set only when X matched),
@@ -331,10 +333,9 @@ def joined_count(pattern: str, compile: Callable[[str], re.Pattern[str]] = re.co
     `chunk`'s first lines when none of them holds a newline: when their lengths and newlines add up to
     where the match ended.
     """
-    joined = _joined_pattern(pattern, ())
-    if joined is None:
+    rewritten = _joined_pattern(pattern, ())
+    if rewritten is None:
         return None
-    rewritten, _ = joined
     try:
         match = compile(f"(?:(?:{rewritten})\n)*").match
     except re.error:
@@ -365,14 +366,14 @@ def joined_count(pattern: str, compile: Callable[[str], re.Pattern[str]] = re.co
     return count
 
 
-def _joined_pattern(pattern: str, fields: tuple[str, ...]) -> tuple[str, Any] | None:
+@kept
+def _joined_pattern(pattern: str, fields: tuple[str, ...]) -> str | None:
     """`pattern` rewritten for lines joined with `\n` (`joined_rows`): the groups not in `fields` made
     non-capturing, the line's end a look-ahead for `\n`, optional groups branches
-    (`optional_groups_as_branches`: the same regex); with its parsed form. None when `line_bound`
-    cannot show it exact."""
+    (`optional_groups_as_branches`: the same regex). None when `line_bound` cannot show it exact."""
     wanted = set(fields)
-    kept = _NAMED_GROUP.sub(lambda m: m.group(0) if m.group(1) in wanted else "(?:", pattern)
-    ended = _LINE_END.sub(lambda m: f"{m.group(1)}(?=\n)", kept.replace(_NL_OR_END, "(?=\n)"))
+    kept_groups = _NAMED_GROUP.sub(lambda m: m.group(0) if m.group(1) in wanted else "(?:", pattern)
+    ended = _LINE_END.sub(lambda m: f"{m.group(1)}(?=\n)", kept_groups.replace(_NL_OR_END, "(?=\n)"))
     rewritten = optional_groups_as_branches(ended)
     try:
         parsed = _sre_parser.parse(rewritten)
@@ -380,7 +381,19 @@ def _joined_pattern(pattern: str, fields: tuple[str, ...]) -> tuple[str, Any] | 
         return None
     if not line_bound(list(parsed), dotall=bool(parsed.state.flags & re.DOTALL)):
         return None
-    return rewritten, parsed
+    return rewritten
+
+
+@kept
+def _fields_read_exactly(rewritten: str, count: int) -> bool:
+    """Whether `findall` tells each of the first `count` groups of `rewritten` (a `_joined_pattern`)
+    apart from a group that took no part: each takes part in every match or is at least one character
+    long, and the first is both (`joined_rows`)."""
+    items = list(_sre_parser.parse(rewritten))
+    widths = _group_widths(items)
+    if any(widths.get(i, 0) < 1 and not _required_group(items, i) for i in range(1, count + 1)):
+        return False
+    return widths.get(1, 0) >= 1 and _required_group(items, 1)
 
 
 def _joined_findall(
@@ -388,10 +401,9 @@ def _joined_findall(
 ) -> Callable[..., list[tuple[str | None, ...]]] | None:
     """`findall` of `pattern` rewritten for joined lines (`joined_rows`), or None when exactness cannot be
     shown."""
-    joined = _joined_pattern(pattern, fields)
-    if joined is None:
+    rewritten = _joined_pattern(pattern, fields)
+    if rewritten is None:
         return None
-    rewritten, parsed = joined
     try:
         regex = compile(f"(?:{rewritten})\n|(?s:.+)")
     except re.error:
@@ -400,10 +412,7 @@ def _joined_findall(
         fields
     ):
         return None
-    widths, items = _group_widths(list(parsed)), list(parsed)
-    if any(widths.get(i, 0) < 1 and not _required_group(items, i) for i in range(1, len(fields) + 1)):
-        return None
-    if widths.get(1, 0) < 1 or not _required_group(items, 1):
+    if not _fields_read_exactly(rewritten, len(fields)):
         return None
     return regex.findall
 
