@@ -119,13 +119,13 @@ def test_a_damaged_file_is_proven_again_with_the_same_facts(fresh_store, damage)
 
 def test_a_changed_source_names_another_file(tmp_path, monkeypatch):
     first = kept.facts_file(tmp_path)
-    real = kept._source_of
+    real = kept.source_of
 
-    def edited(path: Path) -> bytes:
+    def edited(path: str) -> bytes:
         data = real(path)
-        return data + b"\n# edited" if path.name == "table_runs.py" else data
+        return data + b"\n# edited" if Path(path).name == "table_runs.py" else data
 
-    monkeypatch.setattr(kept, "_source_of", edited)
+    monkeypatch.setattr(kept, "source_of", edited)
     second = kept.facts_file(tmp_path)
     assert first is not None and second is not None
     assert first.parent == second.parent and first != second

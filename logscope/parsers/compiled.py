@@ -70,8 +70,8 @@ def cache_file(name: str, grammar: str, root: Path | None = None, suffix: str = 
     digest = hashlib.sha256()
     for part in (
         grammar.encode("utf-8"),
-        _source_of(__file__),
-        _source_of(str(Path(__file__).with_name("grammar.py"))),
+        source_of(__file__),
+        source_of(str(Path(__file__).with_name("grammar.py"))),
         _lark_version().encode(),
         sys.implementation.cache_tag.encode() if sys.implementation.cache_tag else b"",
         str(getattr(_sre, "MAGIC", 0)).encode(),
@@ -81,7 +81,8 @@ def cache_file(name: str, grammar: str, root: Path | None = None, suffix: str = 
     return root / f"grammars-{__version__}" / f"{name}-{digest.hexdigest()[:24]}{suffix}"
 
 
-def _source_of(path: str) -> bytes:
+def source_of(path: str) -> bytes:
+    """A module's source, which names its cache file (b"" when there is none to read)."""
     try:
         return Path(path).read_bytes()
     except OSError:  # a zipped or source-less install: the version in the folder name still separates
@@ -137,13 +138,7 @@ class CompiledGrammar:
         if path is None:
             return cls(None, None, {})
         try:
-            raw = path.read_bytes()
-            head, _, rest = raw.partition(b"\n")
-            magic, fmt, checksum = head.split(b" ")
-            if magic != _MAGIC_LINE or int(fmt) != FORMAT:
-                raise ValueError("not a compiled grammar of this format")
-            if int(checksum, 16) != zlib.crc32(rest):
-                raise ValueError("checksum mismatch")
+            rest = read_checked(path, _MAGIC_LINE, FORMAT)
             index_line, _, blob = rest.partition(b"\n")
             index = json.loads(index_line)
             plan, where = index["plan"], index["programs"]
@@ -205,21 +200,40 @@ class CompiledGrammar:
             chunks.append(chunk)
             offset += len(chunk)
         index = json.dumps({"plan": self.plan, "programs": where}, separators=(",", ":")).encode()
-        body = index + b"\n" + b"".join(chunks)
-        head = b" ".join([_MAGIC_LINE, str(FORMAT).encode(), f"{zlib.crc32(body):08x}".encode()])
+        if write_checked(self.path, _MAGIC_LINE, FORMAT, index + b"\n" + b"".join(chunks)):
+            self._dirty = False
+
+
+def read_checked(path: Path, magic: bytes, fmt: int) -> bytes:
+    """The body of a cache file written by `write_checked`. OSError when it cannot be read, ValueError
+    when it is of another kind or format, or damaged (its CRC-32)."""
+    head, _, body = path.read_bytes().partition(b"\n")
+    found_magic, found_fmt, checksum = head.split(b" ")
+    if found_magic != magic or int(found_fmt) != fmt:
+        raise ValueError(f"not a {magic.decode()} file of format {fmt}")
+    if int(checksum, 16) != zlib.crc32(body):
+        raise ValueError("checksum mismatch")
+    return body
+
+
+def write_checked(path: Path, magic: bytes, fmt: int, body: bytes) -> bool:
+    """Write a cache file: a head line (`magic`, the format, a CRC-32 of the body), then the body. It is
+    written to a temporary name and renamed, so a concurrent reader never sees half a file. False when
+    the folder cannot be written: a cache that cannot be kept only costs the next process its work."""
+    head = b" ".join([magic, str(fmt).encode(), f"{zlib.crc32(body):08x}".encode()])
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=self.path.name, suffix=".tmp", dir=self.path.parent)
-            try:
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(head + b"\n" + body)
-                os.replace(tmp, self.path)
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
-        except OSError:
-            return
-        self._dirty = False
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(head + b"\n" + body)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError:
+        return False
+    return True
 
 
 def _key(pattern: str) -> str:

@@ -28,16 +28,13 @@ import atexit
 import functools
 import hashlib
 import json
-import os
 import sys
-import tempfile
-import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 from logscope._version import __version__
-from logscope.parsers.compiled import cache_root
+from logscope.parsers.compiled import cache_root, read_checked, source_of, write_checked
 
 FORMAT = 1
 _MAGIC_LINE = b"logscope-kept-facts"
@@ -73,30 +70,13 @@ class _Facts:
         if not self.added or self.path is None:
             return
         body = json.dumps(self.tables, separators=(",", ":"), sort_keys=True).encode("utf-8")
-        head = b" ".join([_MAGIC_LINE, str(FORMAT).encode(), f"{zlib.crc32(body):08x}".encode()])
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=self.path.name, suffix=".tmp", dir=self.path.parent)
-            try:
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(head + b"\n" + body)
-                os.replace(tmp, self.path)
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
-        except OSError:
-            return
-        self.added = 0
+        if write_checked(self.path, _MAGIC_LINE, FORMAT, body):
+            self.added = 0
 
 
 def _read(path: Path) -> dict[str, dict[str, Any]]:
     try:
-        raw = path.read_bytes()
-        head, _, body = raw.partition(b"\n")
-        magic, fmt, checksum = head.split(b" ")
-        if magic != _MAGIC_LINE or int(fmt) != FORMAT or int(checksum, 16) != zlib.crc32(body):
-            return {}
-        tables = json.loads(body)
+        tables = json.loads(read_checked(path, _MAGIC_LINE, FORMAT))
     except (OSError, ValueError):  # (json's and int's errors are ValueErrors)
         return {}
     if not isinstance(tables, dict) or not all(isinstance(t, dict) for t in tables.values()):
@@ -112,20 +92,13 @@ def facts_file(root: Path | None = None) -> Path | None:
     digest = hashlib.sha256()
     here = Path(__file__).parent
     for part in (
-        *(_source_of(here / name) for name in SOURCES),
-        _source_of(Path(__file__)),
+        *(source_of(str(here / name)) for name in SOURCES),
+        source_of(__file__),
         sys.version.encode(),
         str(FORMAT).encode(),
     ):
         digest.update(len(part).to_bytes(8, "little") + part)
     return root / f"grammars-{__version__}" / f"facts-{digest.hexdigest()[:24]}.json"
-
-
-def _source_of(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except OSError:  # a source-less install: the version in the folder name still separates
-        return b""
 
 
 _STORE: list[_Facts] = []  # the process's store, read at the first kept call
