@@ -27,6 +27,12 @@ in argument order) for every log when two share a file name. The audit database 
 an output in this sense: it is only ever opened if it is logscope's own (docs/audit.md). Numbers are
 checked against their range: `--sram` and sizes 0 to 1 TiB, `--alignment` 1 to 1 MiB, `--threshold`
 and `--fail-on-regression` 0 to 1e6 (never `nan`, `inf` or negative), `--jobs` 1 to 1024.
+
+Environment: `LOGSCOPE_CACHE_DIR` is the folder where the compiled line grammars and the facts proven
+about their regexes are kept (default `$XDG_CACHE_HOME/logscope`, else `~/.cache/logscope`; `off`, `no`,
+`0` or empty turn the cache off, and every process then builds the grammars again, about half a second of
+CPU). Deleting the folder is always safe. Severities are coloured on a terminal only: `NO_COLOR` or
+`TERM=dumb` turn colour off, `FORCE_COLOR` turns it on in a pipe.
 """
 
 
