@@ -21,7 +21,7 @@ from logscope.parsers.grammar import (
     required_substrings,
     requires_outside,
 )
-from logscope.parsers.rknn.table_runs import table_readers
+from logscope.parsers.rknn.table_runs import table_readers, tensor_row_regex
 from tests.conftest import FIXTURES
 
 REPO = Path(__file__).resolve().parents[1]
@@ -45,7 +45,9 @@ def _prove_everything() -> None:
             required_substrings(regexp)
             requires_outside(regexp, frozenset("abc XYZ_0123456789"))
             most_matched(regexp, frozenset(" \t"))
+    # (each cached once per lexer: cleared, so every store of a test asks for the same facts)
     table_readers.cache_clear()
+    tensor_row_regex.cache_clear()
     table_readers(load_line_grammar("rknn").lexer)
 
 
