@@ -33,6 +33,7 @@ import re
 import sys
 import tempfile
 import zlib
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -67,8 +68,7 @@ def cache_file(name: str, grammar: str, root: Path | None = None, suffix: str = 
     root = cache_root() if root is None else root
     if root is None:
         return None
-    digest = hashlib.sha256()
-    for part in (
+    parts = (
         grammar.encode("utf-8"),
         source_of(__file__),
         source_of(str(Path(__file__).with_name("grammar.py"))),
@@ -76,7 +76,16 @@ def cache_file(name: str, grammar: str, root: Path | None = None, suffix: str = 
         sys.implementation.cache_tag.encode() if sys.implementation.cache_tag else b"",
         str(getattr(_sre, "MAGIC", 0)).encode(),
         str(FORMAT).encode(),
-    ):
+    )
+    return named_by(root, name, parts, suffix)
+
+
+def named_by(root: Path, name: str, parts: Iterable[bytes], suffix: str = ".json") -> Path:
+    """`<root>/grammars-<logscope version>/<name>-<hash of parts><suffix>`: a cache file whose name
+    changes with anything its content was derived from. Each part is hashed with its length, so two
+    different lists of parts never join into the same bytes."""
+    digest = hashlib.sha256()
+    for part in parts:
         digest.update(len(part).to_bytes(8, "little") + part)
     return root / f"grammars-{__version__}" / f"{name}-{digest.hexdigest()[:24]}{suffix}"
 

@@ -6,9 +6,9 @@ strings or characters every match needs (`grammar.required_substrings`, `grammar
 `grammar.most_matched`), how a row matcher reads lines joined with newlines (`table_runs`). Every process
 proved them again before its first line. On the 303-line fixture 09, ten alternated processes each on an
 idle machine: a first parse took 57-85 ms proving them and 36-57 ms reading them (a second parse of the
-same log 6-10 ms). They are pure functions of their arguments
-(regex text, names, character sets), so, like the compiled programs of `logscope.parsers.compiled`, what
-they return is data, and one process can keep it for the next.
+same log 6-10 ms). They are pure functions of their arguments (regex text, names, character sets), so,
+like the compiled programs of `logscope.parsers.compiled`, what they return is data, and one process can
+keep it for the next.
 
 - A function is kept with `@kept`; its module must be one of `SOURCES`. The file's name holds a hash
   of those modules' source, of Python's version and of `FORMAT`, so a change to any function proving a
@@ -26,15 +26,13 @@ from __future__ import annotations
 
 import atexit
 import functools
-import hashlib
 import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from logscope._version import __version__
-from logscope.parsers.compiled import cache_root, read_checked, source_of, write_checked
+from logscope.parsers.compiled import cache_root, named_by, read_checked, source_of, write_checked
 
 FORMAT = 1
 _MAGIC_LINE = b"logscope-kept-facts"
@@ -89,16 +87,14 @@ def facts_file(root: Path | None = None) -> Path | None:
     root = cache_root() if root is None else root
     if root is None:
         return None
-    digest = hashlib.sha256()
     here = Path(__file__).parent
-    for part in (
+    parts = (
         *(source_of(str(here / name)) for name in SOURCES),
         source_of(__file__),
         sys.version.encode(),
         str(FORMAT).encode(),
-    ):
-        digest.update(len(part).to_bytes(8, "little") + part)
-    return root / f"grammars-{__version__}" / f"facts-{digest.hexdigest()[:24]}.json"
+    )
+    return named_by(root, "facts", parts)
 
 
 _STORE: list[_Facts] = []  # the process's store, read at the first kept call
