@@ -27,6 +27,7 @@ from logscope.plots import plot
 from logscope.reference import analyze_model
 from logscope.reference.costs import MAX_MODEL_MACS
 from logscope.reference.errors import ModelError, ModelTooLargeError
+from logscope.reference.frames import build_reference_frame
 from logscope.reference.graph import MAX_TENSOR_ELEMENTS
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -161,6 +162,16 @@ def test_reference_refuses_a_mac_count_past_the_limit(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["reference", str(path), "--frames-out", str(tmp_path / "f")])
     assert result.exit_code == 2
     assert result.stderr.startswith("logscope: error: op ") and result.stderr.count("\n") == 1
+
+
+def test_a_reference_figure_past_int64_is_refused_by_name() -> None:
+    """The frames' int64 cast is the last place a figure too large for any bound above could end the
+    command in a traceback: it is refused there, naming the frame, the column and the row."""
+    rows = [{"step": 0, "name": "a", "macs": 1}, {"step": 1, "name": "b", "macs": 2**70}]
+    named = r"frame ref_ops, column macs, row 1: 1180591620717411303424"
+    with pytest.raises(ModelTooLargeError, match=named):
+        build_reference_frame("ref_ops", rows)
+    assert build_reference_frame("ref_ops", [{"step": 0, "macs": 2**63 - 1}])["macs"].iloc[0] == 2**63 - 1
 
 
 def _lying_weight(dims: tuple[int, ...]) -> onnx.TensorProto:

@@ -13,6 +13,7 @@ from typing import Any
 import pandas as pd
 
 from logscope.frames import BOOL, FLT, INT, STR, plain_value
+from logscope.reference.errors import ModelTooLargeError
 
 REFERENCE_SCHEMAS: dict[str, dict[str, str]] = {
     # One row per compute op of the ONNX graph, in execution order.
@@ -225,7 +226,23 @@ def build_reference_frame(name: str, rows: Iterable[Mapping[str, Any]]) -> pd.Da
         if dtype == STR and frame[column].map(_is_bytes).any():
             # A string attribute whose bytes are not UTF-8 (a corrupted model) arrives as bytes.
             frame[column] = frame[column].map(_text)
-    return frame.astype(schema)
+    try:
+        return frame.astype(schema)
+    except OverflowError:
+        # Every figure is bounded before it reaches a frame (tensor elements, MACs); one that still
+        # passes int64 is refused, named, rather than ending the command in a traceback.
+        raise ModelTooLargeError(_past_int64(name, frame, schema)) from None
+
+
+def _past_int64(name: str, frame: pd.DataFrame, schema: Mapping[str, str]) -> str:
+    low, high = -(2**63), 2**63 - 1
+    for column, dtype in schema.items():
+        if dtype != INT:
+            continue
+        for row, value in enumerate(frame[column]):
+            if isinstance(value, int) and not low <= value <= high:
+                return f"frame {name}, column {column}, row {row}: {value} does not fit in 64 bits"
+    return f"frame {name}: a figure does not fit in 64 bits"
 
 
 def _is_bytes(value: Any) -> bool:
