@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 import logscope.io
 import logscope.parsers.rknn as rknn_parser
 import logscope.parsers.rknn.compiler as rknn_compiler
+import logscope.parsers.rknn.table_runs as table_runs
 from logscope.api import parse_stream, parse_text
 from logscope.io import LogStream
 from logscope.model import ParsedLog
@@ -25,12 +26,15 @@ from logscope.parsers.rknn.state import BOUNDARIES, _Build
 from logscope.parsers.rknn.table_runs import (
     JOINED_COUNT,
     JOINED_RUN,
+    REPEAT_PROBE,
     RowReader,
     bar_free_layer_pattern,
+    equal_runs,
     joined_count,
     joined_rows,
     line_bound,
     noise_counter,
+    repeats_likely,
     run_from,
     table_readers,
     tensor_row_regex,
@@ -54,15 +58,17 @@ def frames_equal(a: ParsedLog, b: ParsedLog) -> None:
 
 
 def one_by_one(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every run cut to its first line (noise lines not counted joined), tensor rows matched by the
-    tensor-row matcher itself, layer-row tails read one by one by the tail converter
-    (`layer_cells.read_tails`), never by columns."""
+    """Every run cut to its first line (noise lines not counted joined; native messages, fusion results
+    and pass markers not read joined), tensor rows matched by the tensor-row matcher itself, layer-row
+    tails read one by one by the tail converter (`layer_cells.read_tails`), never by columns."""
     lexer = load_line_grammar("rknn").lexer
     full = lexer.row_matcher("NATIVE_PREFIX", "TENSOR_ROW").match.__self__  # type: ignore[attr-defined]
     monkeypatch.setattr(rknn_parser, "run_from", lambda match, first, lines, start: [first])
     monkeypatch.setattr(rknn_parser, "tensor_row_regex", lambda lexer: full)
     monkeypatch.setattr(rknn_parser, "table_readers", lambda lexer: (None, None, None))
     monkeypatch.setattr(rknn_parser, "noise_counter", lambda lexer: None)
+    for reader in ("native_reader", "fusion_reader", "mark_reader"):  # runs of messages, fusions, markers
+        monkeypatch.setattr(rknn_parser, reader, lambda lexer: None)
     monkeypatch.setattr(rknn_compiler, "tail_columns", lambda header, tails: None)
 
 
@@ -469,6 +475,80 @@ def test_joined_rows_read_as_the_matcher(case: int) -> None:
     assert read([rows[0], rows[1], "x\ny", rows[3]], 0) == _one_by_one(regex, fields, rows[:2])
     assert read(["x\ny"], 0) == []
     assert read(rows[:3], 3) == []
+
+
+def _with_copies(rng: random.Random, lines: list[str], rows: list[str], length: int) -> list[str]:
+    """`length` lines in runs of equal lines (1 to 40 copies each): mostly rows of the reader, now and
+    then any line (refused, blank, over-long or holding a newline)."""
+    out: list[str] = []
+    while len(out) < length:
+        line = (
+            rng.choice(rows)
+            if rng.random() < 0.9
+            else rng.choice([*lines, "x\ny", "x" * (MAX_BLANK_RUN + 1)])
+        )
+        out += [line] * rng.randint(1, 40)
+    return out[:length]
+
+
+@pytest.mark.parametrize("case", range(3), ids=["narrow-tensor", "tensor", "layer"])
+def test_joined_rows_read_runs_of_equal_lines_as_the_matcher(
+    case: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A chunk holding runs of equal lines is read with each run as one line (`equal_runs`), and its rows
+    are the rows the matcher reads line by line, whatever cuts the runs and wherever the read starts."""
+    _name, regex, fields = _joined_cases()[case]
+    read = _joined_reader(case)
+    assert read is not None
+    lines = _tensor_lines() + VOCABULARY
+    rows = [line for line in lines if regex.match(line)]
+    taken = []
+    monkeypatch.setattr(table_runs, "equal_runs", lambda chunk: taken.append(1) or equal_runs(chunk))
+    rng = random.Random(100 + case)
+    seen = 0
+    for _ in range(300):
+        chunk = _with_copies(rng, lines, rows, rng.randrange(1, 2 * JOINED_RUN))
+        for start in (0, rng.randrange(len(chunk))):
+            got = read(chunk, start)
+            assert (
+                got == _one_by_one(regex, fields, chunk[start:])
+                if got is not None
+                else any("\n" in line for line in chunk[start : start + JOINED_RUN])
+            )
+            seen += len(got or ())
+    assert seen > 10_000
+    assert len(taken) > 100  # (the runs were read as runs)
+    # A run of copies of a refused line, of an over-long line, or of one holding a newline.
+    row = rows[0]
+    assert read(["x"] * 20 + [row], 0) == []
+    assert read([row] * 20 + ["x" * (MAX_BLANK_RUN + 1)] * 20, 0) == _one_by_one(regex, fields, [row] * 20)
+    assert read([row] * 20 + ["x\ny"] * 20, 0) == _one_by_one(regex, fields, [row] * 20)
+    assert read(["x\ny"] * 20, 0) == []
+    assert read([row, f"{row}\n{row}"] * 20, 0) is None
+
+
+def test_equal_runs_and_the_probe() -> None:
+    assert equal_runs(["a", "a", "b", "a", "a", "a"]) == (["a", "b", "a"], [2, 1, 3])
+    assert equal_runs(["a"]) == (["a"], [1])
+    # A run longer than the probe's step is always seen, wherever it lies in the chunk.
+    for start in range(JOINED_RUN - REPEAT_PROBE):
+        chunk = [str(i) for i in range(JOINED_RUN)]
+        chunk[start : start + REPEAT_PROBE + 1] = ["r"] * (REPEAT_PROBE + 1)
+        assert repeats_likely(chunk), start
+    assert not repeats_likely([str(i) for i in range(JOINED_RUN)])
+    assert not repeats_likely([]) and not repeats_likely(["a"])
+
+
+def test_a_log_of_repeated_warnings_parses_as_line_by_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """rknn-toolkit2 2.5.0 on a small transformer: half of the log is one warning repeated in bursts of
+    up to 64 equal lines, read as runs of equal lines, with the frames of the line-by-line parse."""
+    path = FIXTURES / "rknn-compiler" / "transformer-dev" / "2.5.0" / "tf_t49_d64_h8-rv1106b-int8.log.gz"
+    text = logscope.io.read_log(path)
+    assert sum(a == b for a, b in zip(text.lines[:-1], text.lines[1:], strict=True)) > 300
+    taken = []
+    monkeypatch.setattr(table_runs, "equal_runs", lambda chunk: taken.append(1) or equal_runs(chunk))
+    frames_equal(*both_ways(lambda: parse_text(text), monkeypatch))
+    assert taken
 
 
 def test_joined_rows_refuse_what_they_cannot_prove() -> None:
